@@ -1,0 +1,3 @@
+from docchat.cli import main
+
+main()

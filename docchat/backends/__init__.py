@@ -1,0 +1,200 @@
+"""Backend protocol, generation request, registry and the shared one-at-a-time queue.
+
+The registry maps names to import paths so that ``import docchat`` never imports
+torch or llama_cpp.
+"""
+from __future__ import annotations
+
+import importlib
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol, runtime_checkable
+
+from docchat.errors import BackendUnavailable, ContextTooLong, DocchatError
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass
+class GenerationStats:
+    """Filled in by the backend while it streams; read by the caller afterwards."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    queue_ms: float = 0.0
+    first_token_at: float | None = None  # time.perf_counter() of the first piece
+    finished_at: float | None = None
+    stopped: bool = False  # cancelled before the model finished
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    messages: tuple[Message, ...] | list[Message]
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    repetition_penalty: float = 1.0
+    do_sample: bool = False
+    seed: int | None = 0
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    # Called with the number of generations ahead of this one while it waits.
+    on_queue: Callable[[int], None] | None = None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str  # registry name: "llamacpp", "hf", "openai", "echo"
+    model: str  # model path or id, for display
+    context_window: int  # tokens the model can attend to
+    device: str  # "cpu", "cuda:0", "http://...", for display
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        """Yield text pieces of the answer; stop early once request.cancel is set."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in text by the model's own tokenizer."""
+        ...
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        """Tokens of the whole chat-formatted prompt for these messages."""
+        ...
+
+
+def ensure_fits(prompt_tokens: int, max_new_tokens: int, context_window: int) -> None:
+    """Raise ContextTooLong unless the prompt plus the answer fit the context window."""
+    if prompt_tokens + max_new_tokens > context_window:
+        raise ContextTooLong(
+            f"The prompt is {prompt_tokens:,} tokens and the answer may add {max_new_tokens:,}, "
+            f"but the model's context window is {context_window:,} tokens: select fewer or "
+            f"shorter documents, or lower max_new_tokens."
+        )
+
+
+def plain_prompt(messages: list[Message] | tuple[Message, ...]) -> str:
+    """Fallback chat format for models without a chat template.
+
+    Each message becomes "System: ...", "User: ..." or "Assistant: ..." separated by a
+    blank line, and the prompt ends with "Assistant:" for the model to continue.
+    """
+    parts = [f"{m.role.capitalize()}: {m.content}" for m in messages]
+    return "\n\n".join(parts + ["Assistant:"])
+
+
+def greedy(request: GenerationRequest) -> bool:
+    """True when the request asks for greedy decoding (temperature 0 or do_sample off)."""
+    return not request.do_sample or request.temperature <= 0
+
+
+BACKENDS: dict[str, str] = {
+    "llamacpp": "docchat.backends.llamacpp:LlamaCppBackend",
+    "hf": "docchat.backends.hf:HFBackend",
+    "transformers": "docchat.backends.hf:HFBackend",
+    "openai": "docchat.backends.openai_http:OpenAIBackend",
+    "echo": "docchat.backends.echo:EchoBackend",
+}
+
+
+def get_backend(name: str, **options) -> Backend:
+    """Instantiate the backend registered under name with its options."""
+    try:
+        target = BACKENDS[name]
+    except KeyError:
+        raise DocchatError(
+            f"Unknown backend {name!r}: choose one of {', '.join(sorted(BACKENDS))}."
+        ) from None
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise BackendUnavailable(
+            f"The {name} backend needs a package that is not installed ({e.name or e}); "
+            f"run: pip install -r requirements.txt"
+        ) from e
+    return getattr(module, attr)(**{k: v for k, v in options.items() if v is not None})
+
+
+class GenerationQueue:
+    """Runs one generation at a time in arrival order; waiters learn their place.
+
+    In-process backends share one model across all sessions, so they wrap their
+    generation in ``with queue.turn(request):``.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._tickets = itertools.count()
+        self._serving = 0  # ticket number now allowed to run
+        self._waiting: list[int] = []
+        self._skipped: set[int] = set()  # cancelled while waiting
+
+    def ahead(self, ticket: int) -> int:
+        with self._cond:
+            return ticket - self._serving
+
+    @property
+    def depth(self) -> int:
+        """Generations running or waiting."""
+        with self._cond:
+            return len(self._waiting)
+
+    def turn(self, request: GenerationRequest) -> "_Turn":
+        return _Turn(self, request)
+
+
+class _Turn:
+    def __init__(self, queue: GenerationQueue, request: GenerationRequest) -> None:
+        self.queue = queue
+        self.request = request
+        self.ticket = -1
+
+    def __enter__(self) -> "_Turn":
+        q, req = self.queue, self.request
+        start = time.perf_counter()
+        with q._cond:
+            self.ticket = next(q._tickets)
+            q._waiting.append(self.ticket)
+            last_reported = None
+            while self.ticket != q._serving:
+                ahead = self.ticket - q._serving
+                if req.on_queue and ahead != last_reported:
+                    last_reported = ahead
+                    req.on_queue(ahead)
+                if req.cancel.is_set():
+                    # Give up our place without running; later tickets must not wait on us.
+                    q._waiting.remove(self.ticket)
+                    self._skip = True
+                    req.stats.stopped = True
+                    req.stats.queue_ms = (time.perf_counter() - start) * 1000
+                    return self
+                q._cond.wait(timeout=0.1)
+        self._skip = False
+        req.stats.queue_ms = (time.perf_counter() - start) * 1000
+        if req.on_queue:
+            req.on_queue(0)
+        return self
+
+    @property
+    def cancelled(self) -> bool:
+        return self._skip
+
+    def __exit__(self, *exc) -> None:
+        q = self.queue
+        with q._cond:
+            if self._skip:
+                # A cancelled waiter still holds its place; it is passed over when reached.
+                q._skipped.add(self.ticket)
+            else:
+                q._waiting.remove(self.ticket)
+                q._serving += 1
+            while q._serving in q._skipped:
+                q._skipped.discard(q._serving)
+                q._serving += 1
+            q._cond.notify_all()

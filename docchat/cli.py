@@ -1,0 +1,188 @@
+"""Command line: python -m docchat ingest | pack | ask | summarize."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from docchat.config import Settings
+from docchat.errors import DocchatError
+from docchat.library import IngestResult, ingest_path, supported_files
+from docchat.store import SessionStore
+
+logger = logging.getLogger(__name__)
+
+db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+                         help="SQLite database (default: data/docchat.db or $DOCCHAT_DB).")
+password_option = click.option("--password", help="Password for encrypted PDFs.")
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print JSON for scripts instead of text.")
+
+
+def backend_options(f):
+    f = click.option("--backend", type=click.Choice(["llamacpp", "hf", "transformers", "openai",
+                                                      "echo"]),
+                     help="Generation backend (default: llamacpp or $DOCCHAT_BACKEND).")(f)
+    f = click.option("--model", help="GGUF path, Hugging Face model id/path, or server model.")(f)
+    f = click.option("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")(f)
+    return f
+
+
+def _settings(db: Path | None = None, **overrides) -> Settings:
+    return Settings.from_env(db_path=db, **overrides)
+
+
+def _open_store(settings: Settings) -> SessionStore:
+    return SessionStore.open(settings.db)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help="Log one line per step to stderr.")
+@click.version_option("0.1.0", prog_name="docchat")
+def cli(verbose: bool) -> None:
+    """docchat: ask questions of long documents with a local LLM."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def ingest_all(store: SessionStore, paths, settings: Settings, password: str | None,
+               tokenizer=None, show_progress: bool = True) -> list[IngestResult]:
+    """Ingest every file (folders expanded); a bad file never stops the rest."""
+    files = list(supported_files(paths))
+    results: list[IngestResult] = []
+    if not files:
+        raise click.UsageError("No supported files (.pdf, .txt, .md) found in the given paths.")
+    with click.progressbar(files, label="Ingesting", file=sys.stderr,
+                           show_pos=True, item_show_func=lambda p: p.name if p else "",
+                           hidden=not show_progress or len(files) < 2) as bar:
+        for f in bar:
+            results.append(ingest_path(store, f, password=password, max_mb=settings.max_file_mb,
+                                       tokenizer=tokenizer))
+    return results
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@db_option
+@password_option
+@click.option("--max-mb", type=float, help="Refuse files larger than this (default 200 MB).")
+@click.option("--text", "show_text", is_flag=True,
+              help="Print each page's cleaned text after a [p. N] line.")
+@json_option
+def ingest(paths, db, password, max_mb, show_text, as_json) -> None:
+    """Read PDF, text and Markdown files (or folders of them) into the database."""
+    settings = _settings(db, max_file_mb=max_mb)
+    store = _open_store(settings)
+    results = ingest_all(store, paths, settings, password)
+    for r in results:
+        if as_json:
+            click.echo(json.dumps(r.to_dict(), ensure_ascii=False))
+        elif r.error:
+            click.echo(f"error: {r.error}", err=True)
+        else:
+            d = r.document
+            again = " (already ingested)" if r.reused else ""
+            click.echo(f"{r.path}: {len(d.pages)} pages, {d.tokens:,} tokens ({d.tokenizer}), "
+                       f"{len(d.sections)} sections, {r.seconds:.2f}s{again}")
+            for w in d.warnings:
+                click.echo(f"  warning: {w}", err=True)
+        if show_text and r.document is not None:
+            for p in r.document.pages:
+                click.echo(f"[{p.marker}]")
+                click.echo(p.text)
+    if any(r.error for r in results):
+        sys.exit(1)
+
+
+def _load_backend(settings: Settings):
+    from docchat.backends import get_backend
+
+    return get_backend(settings.backend, **settings.backend_options())
+
+
+def _documents_for(paths, settings: Settings, store: SessionStore, password, tokenizer=None):
+    results = ingest_all(store, paths, settings, password, tokenizer=tokenizer,
+                         show_progress=False)
+    failed = [r for r in results if r.error]
+    if failed:
+        raise click.ClickException("; ".join(r.error for r in failed))
+    return [r.document for r in results]
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-q", "--question", required=True, help="The question to answer.")
+@backend_options
+@click.option("--preset", default="raw", show_default=True,
+              help="Pacing and generation preset: quick, long, code, smooth, raw.")
+@click.option("--max-new-tokens", type=int, help="Override the preset's answer length.")
+@click.option("--history", "history_file", type=click.File("r", encoding="utf-8"),
+              help='JSON list of earlier turns: [{"role": "user", "content": "..."}, ...]')
+@db_option
+@password_option
+@json_option
+def ask(paths, question, backend, model, base_url, preset, max_new_tokens, history_file, db,
+        password, as_json) -> None:
+    """Answer a question from the documents, streaming the answer to stdout."""
+    from docchat.qa import ask as ask_question
+
+    settings = _settings(db, backend=backend, model=model, base_url=base_url)
+    started = time.perf_counter()
+    try:
+        store = _open_store(settings)
+        engine = _load_backend(settings)
+        documents = _documents_for(paths, settings, store, password)
+        history = _read_history(history_file)
+        doc_ids = [d.id for d in documents]
+        answer = ask_question(documents, question, engine, history=history, preset=preset,
+                              overrides={"max_new_tokens": max_new_tokens} if max_new_tokens
+                              else None,
+                              search=lambda q: store.search_sections(q, doc_ids),
+                              started_at=started)
+        try:
+            for chunk in answer:
+                if not as_json:
+                    click.echo(chunk, nl=False)
+        except KeyboardInterrupt:
+            answer.stop()
+        if not as_json:
+            click.echo()
+    except DocchatError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        m = answer.metrics
+        click.echo(json.dumps({
+            "answer": answer.text, "backend": engine.name, "model": engine.model,
+            "prompt_tokens": m.get("prompt_tokens"), "completion_tokens": m.get("completion_tokens"),
+            "ttft_ms": m.get("model", {}).get("ttft_ms"),
+            "decode_tokens_per_s": m.get("decode_tokens_per_s"),
+            "stopped": answer.stopped, "preset": preset, "metrics": m,
+            "pages": [list(p) for p in getattr(answer.packed, "pages", [])],
+        }, ensure_ascii=False))
+
+
+def _read_history(history_file) -> list:
+    from docchat.backends import Message
+
+    if history_file is None:
+        return []
+    try:
+        raw = json.load(history_file)
+        return [Message(role=t["role"], content=t["content"]) for t in raw]
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.BadParameter(
+            f'--history must be a JSON list of {{"role", "content"}} objects ({e}).') from None
+
+
+def main() -> None:
+    try:
+        from docchat.cli_summarize import summarize_command
+    except ImportError:  # pragma: no cover - summarize not installed in this checkout
+        summarize_command = None
+    if summarize_command is not None and "summarize" not in cli.commands:
+        cli.add_command(summarize_command)
+    cli(prog_name="python -m docchat")

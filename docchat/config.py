@@ -1,0 +1,91 @@
+"""Settings: one dataclass with every default, read from DOCCHAT_* variables."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_data_dir() -> Path:
+    return ROOT / "data"
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=_default_data_dir)
+    db_path: Path | None = None  # default: data_dir / "docchat.db"
+    backend: str = "llamacpp"
+    model: str | None = None  # GGUF path, HF model id/path, or server model name
+    model_revision: str | None = None
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key: str | None = None
+    n_ctx: int | None = None  # None: the model's trained context
+    n_threads: int | None = None  # None: all cores
+    max_concurrency: int = 4  # openai backend: requests in flight
+    request_timeout: float = 120.0
+    max_file_mb: float = 200.0
+    history_turns: int = 3
+    max_new_tokens: int = 512
+    preset: str = "quick"
+    language: str = "en"
+
+    @property
+    def db(self) -> Path:
+        return self.db_path or (self.data_dir / "docchat.db")
+
+    @property
+    def uploads_dir(self) -> Path:
+        return self.data_dir / "uploads"
+
+    @property
+    def summaries_dir(self) -> Path:
+        return self.data_dir / "summaries"
+
+    def backend_options(self) -> dict:
+        """Keyword arguments for get_backend(self.backend, ...)."""
+        if self.backend == "openai":
+            return {"base_url": self.base_url, "model": self.model, "api_key": self.api_key,
+                    "timeout": self.request_timeout, "max_concurrency": self.max_concurrency}
+        if self.backend == "llamacpp":
+            return {"model_path": self.model, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+        if self.backend in ("hf", "transformers"):
+            return {"path": self.model, "revision": self.model_revision}
+        return {}
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "Settings":
+        """Build settings from DOCCHAT_<FIELD> variables, then explicit overrides."""
+        env = os.environ if environ is None else environ
+        values: dict = {}
+        for f in fields(cls):
+            raw = env.get(f"DOCCHAT_{f.name.upper()}")
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _convert(f.name, raw)
+        # Short aliases documented in the README.
+        if env.get("DOCCHAT_DB"):
+            values["db_path"] = Path(env["DOCCHAT_DB"])
+        if env.get("DOCCHAT_MODEL_PATH") and "model" not in values:
+            values["model"] = env["DOCCHAT_MODEL_PATH"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+_INTS = {"n_ctx", "n_threads", "max_concurrency", "history_turns", "max_new_tokens"}
+_FLOATS = {"request_timeout", "max_file_mb"}
+_PATHS = {"data_dir", "db_path"}
+
+
+def _convert(name: str, raw: str):
+    if name in _INTS:
+        return int(raw)
+    if name in _FLOATS:
+        return float(raw)
+    if name in _PATHS:
+        return Path(raw)
+    return raw

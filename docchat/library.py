@@ -1,0 +1,89 @@
+"""Bring files into the store: hash first, skip what is already ingested, report errors."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from docchat.errors import DocumentError
+from docchat.store import SessionStore
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class IngestResult:
+    path: str
+    sha256: str | None = None
+    doc_id: int | None = None
+    document: Document | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    reused: bool = False  # the same content was ingested before
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict:
+        doc = self.document
+        return {
+            "path": self.path, "sha256": self.sha256, "doc_id": self.doc_id,
+            "pages": len(doc.pages) if doc else None,
+            "tokens": doc.tokens if doc else None,
+            "tokenizer": doc.tokenizer if doc else None,
+            "sections": len(doc.sections) if doc else None,
+            "language": doc.language if doc else None,
+            "seconds": round(self.seconds, 3), "reused": self.reused, "error": self.error,
+        }
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def supported_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Each file argument as given; each folder expanded to its supported files, sorted."""
+    from ingest import SUPPORTED_SUFFIXES
+
+    for p in map(Path, paths):
+        if p.is_dir():
+            yield from sorted(f for f in p.rglob("*")
+                              if f.is_file() and f.suffix.lower() in SUPPORTED_SUFFIXES)
+        else:
+            yield p
+
+
+def ingest_path(store: SessionStore, path: str | Path, password: str | None = None,
+                max_mb: float = 200.0, tokenizer=None) -> IngestResult:
+    """Ingest one file into store unless the same content is there already."""
+    from ingest import load_document
+
+    path = Path(path)
+    start = time.perf_counter()
+    result = IngestResult(path=str(path))
+    try:
+        if not path.is_file():
+            raise DocumentError(f"{path}: no such file; check the path.")
+        result.sha256 = file_sha256(path)
+        existing = store.find_document(result.sha256)
+        if existing is not None:
+            result.doc_id, result.reused = existing, True
+            result.document = store.load_document(existing)
+        else:
+            doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer)
+            result.document = doc
+            result.doc_id = store.save_document(doc, seconds=time.perf_counter() - start)
+    except DocumentError as e:
+        result.error = str(e)
+    result.seconds = time.perf_counter() - start
+    logger.info("ingest %s: %s in %.2fs", path, result.error or "ok", result.seconds)
+    return result

@@ -1,0 +1,62 @@
+"""Prompt templates as plain functions: system prompts (English, Chinese) and message texts."""
+from __future__ import annotations
+
+import logging
+
+from ingest.segment import cjk_ratio
+
+logger = logging.getLogger(__name__)
+
+SYSTEM_EN = (
+    "You answer questions about the user's documents. Use only the document excerpts "
+    "given below, not outside knowledge. Cite the page of every fact with its marker "
+    "exactly as written in the excerpts, e.g. [p. 12]. If the documents do not contain "
+    "the answer, say so plainly instead of guessing. Keep code, commands and file "
+    "contents in fenced code blocks (```). Answer in English."
+)
+
+SYSTEM_ZH = (
+    "你根据用户提供的文档回答问题。只能使用下面给出的文档摘录，不要使用文档以外的知识。"
+    "每个事实都要按摘录中的页码标记注明出处，例如 [p. 12]。"
+    "如果文档中没有答案，请直接说明文档中没有相关内容，不要猜测。"
+    "代码、命令和文件内容放在围栏代码块（```）中。请用中文回答。"
+)
+
+# Headings of the parts of the final user message.
+_LABELS = {
+    "en": {"outline": "Outline of the documents", "excerpts": "Document excerpts",
+           "question": "Question", "document": "Document", "omitted": "[…]"},
+    "zh": {"outline": "文档目录", "excerpts": "文档摘录", "question": "问题",
+           "document": "文档", "omitted": "[…]"},
+}
+
+
+def question_language(question: str) -> str:
+    """"zh" when the question is mostly Chinese, else "en"; the answer follows it."""
+    return "zh" if cjk_ratio(question) >= 0.3 else "en"
+
+
+def system_prompt(language: str = "en") -> str:
+    """The system prompt for answers in language ("en" or "zh")."""
+    return SYSTEM_ZH if language == "zh" else SYSTEM_EN
+
+
+def label(language: str, key: str) -> str:
+    """A fixed label of the context layout in language."""
+    return _LABELS.get(language, _LABELS["en"])[key]
+
+
+def user_message(question: str, outline: str, excerpts: str, language: str = "en") -> str:
+    """The final user message: outline, document excerpts, then the question."""
+    parts = []
+    if outline:
+        parts.append(f"## {label(language, 'outline')}\n{outline}")
+    if excerpts:
+        parts.append(f"## {label(language, 'excerpts')}\n{excerpts}")
+    parts.append(f"## {label(language, 'question')}\n{question}")
+    return "\n\n".join(parts)
+
+
+def document_header(name: str, language: str = "en") -> str:
+    """Line that opens one document's part of the context."""
+    return f"### {label(language, 'document')}: {name}"

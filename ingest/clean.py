@@ -1,0 +1,204 @@
+"""Text cleaning as pure functions: normalisation, hyphen joins, running headers, garbage."""
+from __future__ import annotations
+
+import logging
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+
+logger = logging.getLogger(__name__)
+
+# Control characters except \t and \n (\r and \f are turned into \n first), DEL, soft
+# hyphen, zero-width space/joiners and the byte-order mark.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u00ad\u200b\u200c\u200d\u2060\ufeff]")
+_NEWLINES = re.compile(r"\r\n?|\f|\v|\u2028|\u2029|\x85")
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.MULTILINE)
+_MANY_BLANKS = re.compile(r"\n{3,}")
+# Fullwidth punctuation and the ideographic space are how Chinese is written; NFKC would
+# turn "，" into ","; everything else (ligatures, fullwidth letters, superscripts) is folded.
+_KEEP_WIDE = "\u3000\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_HAS_WIDE = re.compile(f"[{_KEEP_WIDE}]")
+_NOT_WIDE_RUN = re.compile(f"[^{_KEEP_WIDE}]+")
+# A word broken at a line end: "manage-\nment". PDFium marks the same break with U+FFFE.
+_HYPHEN_BREAK = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+)")
+
+
+def nfkc(text: str) -> str:
+    """NFKC-normalise text (ligatures like "ﬁ" become "fi") but keep fullwidth CJK punctuation."""
+    if text.isascii():
+        return text
+    if not _HAS_WIDE.search(text):
+        return unicodedata.normalize("NFKC", text)
+    return _NOT_WIDE_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+
+
+def strip_controls(text: str) -> str:
+    """Unify line ends (CRLF, CR, form feed -> \\n) and drop other control characters."""
+    return _CONTROL.sub("", _NEWLINES.sub("\n", text))
+
+
+def join_hyphenated(text: str, vocabulary: str | None = None) -> str:
+    """Re-join words broken at line ends: "manage-\\nment" -> "management".
+
+    Rule: only when the second part starts with a lowercase letter. The hyphen is kept
+    ("well-\\nknown" -> "well-known") when the hyphenated form occurs elsewhere in
+    `vocabulary` (by default the text itself) and the closed form does not; otherwise it is
+    dropped, since line-end hyphens in typeset documents are mostly typographic.
+    """
+    if "-" not in text and "\ufffe" not in text:
+        return text
+    vocab = text if vocabulary is None else vocabulary
+
+    def join(m: re.Match[str]) -> str:
+        head, tail = m.group(1), m.group(2)
+        if not tail[0].islower():
+            return f"{head}-{tail}" if m.group(0).count("\ufffe") else m.group(0)
+        closed = head + tail
+        if f"{head}-{tail}" in vocab and closed not in vocab:
+            return f"{head}-{tail}"
+        return closed
+
+    return _HYPHEN_BREAK.sub(join, text)
+
+
+def clean_text(text: str, vocabulary: str | None = None) -> str:
+    """Full cleaning of one page or file: controls, NFKC, hyphen joins, trailing spaces."""
+    text = nfkc(strip_controls(text))
+    text = join_hyphenated(text, vocabulary)
+    text = _TRAILING_SPACE.sub("", text)
+    return _MANY_BLANKS.sub("\n\n", text).strip("\n")
+
+
+# ---- running headers and footers -------------------------------------------------------
+
+_DIGITS = re.compile(r"\d+")
+_ROMAN = re.compile(r"\b(?=[mdclxvi])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})\b")
+_SPACES = re.compile(r"\s+")
+# A line that is only a page number: "12", "- 12 -", "Page 3", "3 / 223", "iv", "Page 1 of 4".
+_PAGE_NUMBER_LINE = re.compile(
+    r"^[\s\-–—]*(?:page|p\.|seite|第)?\s*(?:\d+|[ivxlcdm]+)\s*(?:(?:/|of|von)\s*\d+)?\s*页?[\s\-–—]*$",
+    re.IGNORECASE,
+)
+ZONE_LINES = 3  # lines at the top and at the bottom of a page that may be headers/footers
+MIN_SHARE = 0.3  # a header must recur on at least this share of pages...
+MIN_PAGES = 3  # ...and on at least this many pages
+
+
+def _key(line: str) -> str:
+    key = _DIGITS.sub("#", line.strip().lower())
+    return _SPACES.sub(" ", _ROMAN.sub("#", key))
+
+
+def _prefix(key: str) -> str | None:
+    words = key.split(" ")
+    if len(words) < 3:
+        return None
+    prefix = " ".join(words[:3])
+    return prefix if len(prefix) >= 10 else None
+
+
+def _zones(lines: list[str]) -> tuple[list[int], list[int]]:
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return filled[:ZONE_LINES], filled[::-1][:ZONE_LINES]
+
+
+def _edge_number(line: str, numbers: set[str]) -> bool:
+    """True for a short line that starts or ends with this page's number: "2.5. Priorities 11"."""
+    words = line.split()
+    return 1 < len(words) <= 12 and (words[0] in numbers or words[-1] in numbers)
+
+
+def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | None = None) -> tuple[list[str], int]:
+    """Remove running headers/footers and bare page numbers; returns (pages, lines removed).
+
+    A line in the first or last three lines of a page is removed when, with digits and
+    roman numerals masked, it (or its first three words) recurs in that zone on at least
+    30% of the pages and on 3 pages or more; when it is only a page number; or when it is a
+    short line starting or ending with the page's own number or label.
+    """
+    n = len(pages)
+    split = [p.split("\n") for p in pages]
+    if n < MIN_PAGES:
+        return list(pages), 0
+    need = max(MIN_PAGES, math.ceil(MIN_SHARE * n))
+    seen: Counter[tuple[str, str]] = Counter()
+    for lines in split:
+        top, bottom = _zones(lines)
+        page_keys: set[tuple[str, str]] = set()
+        for zone, idx in (("top", top), ("bottom", bottom)):
+            for i in idx:
+                key = _key(lines[i])
+                page_keys.add((zone, key))
+                prefix = _prefix(key)
+                if prefix:
+                    page_keys.add((zone + "*", prefix))
+        seen.update(page_keys)
+    out: list[str] = []
+    removed = 0
+    for number, lines in enumerate(split, start=1):
+        numbers = {str(number)}
+        if labels and number - 1 < len(labels) and labels[number - 1]:
+            numbers.add(str(labels[number - 1]))
+        top, bottom = _zones(lines)
+        drop: set[int] = set()
+        for zone, idx in (("top", top), ("bottom", bottom)):
+            for rank, i in enumerate(idx):
+                line = lines[i]
+                key = _key(line)
+                prefix = _prefix(key)
+                if (
+                    seen[(zone, key)] >= need
+                    or (prefix is not None and seen[(zone + "*", prefix)] >= need)
+                    or _PAGE_NUMBER_LINE.match(line)
+                    or (rank == 0 and _edge_number(line, numbers))
+                ):
+                    drop.add(i)
+                else:
+                    break  # headers sit at the very edge; stop at the first body line
+        removed += len(drop)
+        out.append("\n".join(line for i, line in enumerate(lines) if i not in drop).strip("\n"))
+    return out, removed
+
+
+# ---- garbage text layers ----------------------------------------------------------------
+
+_TOKEN = re.compile(r"\S+")
+# Dot leaders and bullets in tables of contents and lists are neither words nor noise.
+_NEUTRAL = re.compile(r"[.·…•◦▪‣∙_\-–—]+")
+_PLAIN_WORD = re.compile(r"[(\[\"'“‘]*(?:[^\W\d_]{2,}|\d+(?:[.,:/]\d+)*)[)\]\"'”’.,;:!?%]*")
+
+
+def text_quality(text: str) -> float:
+    """Share of non-space characters in word-like tokens (mostly letters or digits of any script)."""
+    total = good = 0
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if _NEUTRAL.fullmatch(tok):
+            continue
+        n = len(tok)
+        total += n
+        alnum = sum(1 for ch in tok if ch.isalnum())
+        # Latin "words" over 40 characters are words run together; CJK has no spaces.
+        if alnum * 2 > n and (n < 40 or max(tok) >= "\u3000"):
+            good += n
+    return good / total if total else 0.0
+
+
+def word_ratio(text: str) -> float:
+    """Share of tokens that are plain words or numbers; OCR layers are judged by this."""
+    tokens = [t for t in text.split() if not _NEUTRAL.fullmatch(t)]
+    if not tokens:
+        return 0.0
+    return sum(1 for t in tokens if _PLAIN_WORD.fullmatch(t)) / len(tokens)
+
+
+def is_garbage(text: str, ocr_layer: bool = False, min_chars: int = 20) -> bool:
+    """True when a text layer looks like noise; an OCR layer must be mostly plain words."""
+    stripped = text.strip()
+    if len(stripped) < min_chars:
+        return False
+    if ocr_layer:
+        return word_ratio(stripped) < 0.75
+    return text_quality(stripped) < 0.4
