@@ -46,15 +46,20 @@ def label(language: str, key: str) -> str:
     return _LABELS.get(language, _LABELS["en"])[key]
 
 
-def user_message(question: str, outline: str, excerpts: str, language: str = "en") -> str:
-    """The final user message: outline, document excerpts, then the question."""
+def context_block(outline: str, excerpts: str, language: str = "en") -> str:
+    """The document context: the outline, then the excerpts, each under its heading."""
     parts = []
     if outline:
         parts.append(f"## {label(language, 'outline')}\n{outline}")
     if excerpts:
         parts.append(f"## {label(language, 'excerpts')}\n{excerpts}")
-    parts.append(f"## {label(language, 'question')}\n{question}")
     return "\n\n".join(parts)
+
+
+def user_message(question: str, context: str, language: str = "en") -> str:
+    """The final user message: the document context, then the question."""
+    ask = f"## {label(language, 'question')}\n{question}"
+    return f"{context}\n\n{ask}" if context else ask
 
 
 def document_header(name: str, language: str = "en") -> str:

@@ -65,8 +65,17 @@ def join_hyphenated(text: str, vocabulary: str | None = None) -> str:
 
 def clean_text(text: str, vocabulary: str | None = None) -> str:
     """Full cleaning of one page or file: controls, NFKC, hyphen joins, trailing spaces."""
-    text = nfkc(strip_controls(text))
-    text = join_hyphenated(text, vocabulary)
+    return _finish(join_hyphenated(nfkc(strip_controls(text)), vocabulary))
+
+
+def clean_pages(texts: Sequence[str]) -> list[str]:
+    """clean_text on every page, with the whole document as the vocabulary for hyphen joins."""
+    normal = [nfkc(strip_controls(t)) for t in texts]
+    vocabulary = "\n".join(normal)
+    return [_finish(join_hyphenated(t, vocabulary)) for t in normal]
+
+
+def _finish(text: str) -> str:
     text = _TRAILING_SPACE.sub("", text)
     return _MANY_BLANKS.sub("\n\n", text).strip("\n")
 
@@ -165,6 +174,8 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | Non
 # ---- garbage text layers ----------------------------------------------------------------
 
 _TOKEN = re.compile(r"\S+")
+_SPACE_RUNS = re.compile(r"\s+")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 # Dot leaders and bullets in tables of contents and lists are neither words nor noise.
 _NEUTRAL = re.compile(r"[.·…•◦▪‣∙_\-–—]+")
 _PLAIN_WORD = re.compile(r"[(\[\"'“‘]*(?:[^\W\d_]{2,}|\d+(?:[.,:/]\d+)*)[)\]\"'”’.,;:!?%]*")
@@ -201,4 +212,7 @@ def is_garbage(text: str, ocr_layer: bool = False, min_chars: int = 20) -> bool:
         return False
     if ocr_layer:
         return word_ratio(stripped) < 0.75
+    dense = _SPACE_RUNS.sub("", stripped)
+    if len(_NOT_ALNUM.sub("", dense)) >= 0.75 * len(dense):
+        return False  # fast path: mostly letters and digits
     return text_quality(stripped) < 0.4

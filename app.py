@@ -1,0 +1,291 @@
+"""docchat web app: upload documents, ask about them, read answers with their sources."""
+from __future__ import annotations
+
+import time
+
+ASKED_AT = time.perf_counter()  # this run began: the moment a question was submitted
+
+import logging  # noqa: E402
+import uuid  # noqa: E402
+from dataclasses import fields  # noqa: E402
+
+import streamlit as st  # noqa: E402
+
+from docchat import chat, citations, uploads  # noqa: E402
+from docchat.backends import get_backend  # noqa: E402
+from docchat.config import Settings  # noqa: E402
+from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
+from docchat.i18n import LANGUAGES, metrics_line, t  # noqa: E402
+from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
+from docchat.render import safe_markdown, streaming_markdown  # noqa: E402
+from docchat.store import SessionStore  # noqa: E402
+
+logger = logging.getLogger("docchat.app")
+st.set_page_config(page_title="docchat", page_icon="📄", layout="wide")
+settings = Settings.from_env()
+
+
+@st.cache_resource(show_spinner=False)
+def load_backend(name: str, options: tuple):
+    """The backend, loaded once per process and shared by every session."""
+    return get_backend(name, **dict(options))
+
+
+@st.cache_resource
+def generations(db: str) -> chat.Generations:
+    """Answers in flight in this process."""
+    return chat.Generations()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def document(db: str, doc_id: int):
+    """A stored document (documents never change once stored)."""
+    return SessionStore.open(db).load_document(doc_id)
+
+
+def q(key: str, **values) -> str:
+    return t(key, st.session_state.get("lang", settings.language), **values)
+
+
+def go(session_id: str | None) -> None:
+    st.session_state.pop("confirm_delete", None)
+    if session_id:
+        st.query_params["session"] = session_id
+    else:
+        st.query_params.pop("session", None)
+
+
+def show_answer(text: str, status: str, metrics: dict, docs: list, live: bool = False) -> None:
+    """An assistant turn: its text, status, metrics and openable sources."""
+    if metrics.get("error"):
+        st.error(metrics["error"])
+    if text or not metrics.get("error"):
+        st.markdown(safe_markdown(text))
+    if status == "stopped":
+        st.caption(f"⏹ {q('stopped')}")
+    elif status == "streaming" and not live:
+        st.caption(f"⚠ {q('interrupted')}")
+    if metrics.get("model"):
+        st.caption(metrics_line(metrics, st.session_state.get("lang", "en")))
+    found = (citations.from_dicts(metrics["sources"]) if "sources" in metrics
+             else citations.find_sources(text, docs))
+    for s in found:
+        page = next((d.page(s.page) for d in docs if d.id == s.doc_id), None)
+        with st.expander(f"📄 {s.doc_name} · p. {s.label}"):
+            st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+
+
+def live_text(g: chat.Generation) -> str:
+    if g.text:
+        return streaming_markdown(g.text)
+    if g.ahead:
+        return q("ahead", n=g.ahead) + f" ({time.perf_counter() - g.submitted_at:.1f} s)"
+    return q("waiting") + f" ({time.perf_counter() - g.submitted_at:.1f} s)"
+
+
+def show_live(g: chat.Generation, docs: list) -> None:
+    """Stream an answer this page asked for: block until it ends; Stop cancels it."""
+    body, stop = st.empty(), st.empty()
+    stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon="⏹")
+    for g in chat.follow(g):  # every poll sends a delta, so a Stop click interrupts at once
+        body.markdown(live_text(g))
+    stop.empty()
+    with body.container():
+        show_answer(g.text, g.status, g.metrics, docs)
+
+
+@st.fragment(run_every=0.5)
+def follow_elsewhere(session_id: str, turn_id: int) -> None:
+    """An answer asked from another tab (or before a reload): refresh it twice a second."""
+    g = generations(str(settings.db)).get(session_id)
+    if g is None or g.done or g.turn_id != turn_id:
+        st.rerun()
+    st.caption(q("elsewhere"))
+    st.markdown(live_text(g))
+    st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon="⏹")
+
+
+def ingest(store: SessionStore, f, backend, session_id: str, password: str | None = None) -> dict:
+    """Ingest one uploaded file with progress shown; return what to show about it."""
+    with st.status(q("reading", name=f.name), expanded=False) as status:
+        try:
+            up = uploads.ingest_upload(store, f.name, f.getvalue(), settings.uploads_dir,
+                                       settings.max_file_mb, password=password)
+        except PasswordRequired as e:
+            status.update(label=str(e), state="error")
+            return {"password": True, "error": str(e)}
+        except DocchatError as e:
+            status.update(label=str(e), state="error")
+            return {"error": str(e)}
+        store.attach(session_id, up.document.id)
+        status.update(label=describe(up.document, backend) + (f" {q('reused')}" if up.reused
+                                                             else ""), state="complete")
+    return {"doc_id": up.document.id}
+
+
+def describe(doc, backend) -> str:
+    fit = uploads.fit(doc, backend.context_window, settings.max_new_tokens)
+    return q("doc_line", name=doc.name, pages=len(doc.pages), tokens=doc.tokens,
+             fit=q("fits") if fit.whole else q("packed"))
+
+
+def preset_sidebar() -> tuple[str, dict]:
+    """The preset picker and a widget for each of its values; returns (name, overrides)."""
+    lang = st.session_state.get("lang", "en")
+    name = st.selectbox(q("preset"), list(PRESETS), key="preset",
+                        index=list(PRESETS).index(settings.preset) if settings.preset in PRESETS
+                        else 0, format_func=lambda n: PRESETS[n].label(lang))
+    preset, overrides = PRESETS[name], {}
+    values = {**{f.name: getattr(preset.pacing, f.name) for f in fields(preset.pacing)},
+              **{k: preset.generation[k] for k in GENERATION_FIELDS}}
+    with st.expander(q("adjust")):
+        for key, default in values.items():
+            wkey = f"ov_{name}_{key}"
+            if key == "mode":
+                v = st.selectbox(key, ["scheduled", "smooth", "raw"], key=wkey,
+                                 index=["scheduled", "smooth", "raw"].index(default))
+            elif isinstance(default, bool):
+                v = st.checkbox(key, value=default, key=wkey)
+            elif isinstance(default, int) or (key == "seed" and default is None):
+                v = st.number_input(key, value=default, step=1, key=wkey, min_value=0)
+            else:
+                v = st.number_input(key, value=float(default), step=0.01, key=wkey,
+                                    min_value=0.0, format="%.3f")
+            if v != default:
+                overrides[key] = v
+    return name, overrides
+
+
+def main() -> None:
+    st.session_state.setdefault("client", uuid.uuid4().hex)
+    store = SessionStore.open(settings.db)
+    running = generations(str(settings.db))
+    sid = st.query_params.get("session")
+    if sid and store.session(sid) is None:
+        st.toast(q("missing_session"))
+        go(None)
+        sid = None
+    question = st.chat_input(q("ask"))
+
+    with st.sidebar:
+        st.selectbox(q("language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
+                     index=list(LANGUAGES).index(settings.language)
+                     if settings.language in LANGUAGES else 0)
+        st.button(q("new_session"), on_click=go, args=(None,), icon="➕",
+                  use_container_width=True)
+        st.subheader(q("sessions"))
+        for s in store.list_sessions():
+            st.button(s["title"] or q("untitled"), key=f"s_{s['id']}", on_click=go,
+                      args=(s["id"],), use_container_width=True,
+                      type="primary" if s["id"] == sid else "secondary")
+        if sid:
+            with st.expander(q("this_session")):
+                title = st.text_input(q("rename"), value=store.session(sid)["title"],
+                                      key=f"title_{sid}")
+                if st.button(q("save_title")) and title.strip():
+                    store.rename_session(sid, title)
+                    st.rerun()
+                st.download_button(q("export"), store.export_markdown(sid),
+                                   file_name=f"docchat-{sid}.md", mime="text/markdown")
+                if st.button(q("delete"), icon="🗑"):
+                    st.session_state["confirm_delete"] = sid
+                if st.session_state.get("confirm_delete") == sid:
+                    st.warning(q("confirm_delete"))
+                    if st.button(q("yes_delete"), type="primary"):
+                        if (g := running.get(sid)) is not None:
+                            g.stop()
+                            g.join(10)
+                        store.delete_session(sid)
+                        go(None)
+                        st.rerun()
+                    st.button(q("cancel"), on_click=st.session_state.pop,
+                              args=("confirm_delete",))
+        st.divider()
+        preset, overrides = preset_sidebar()
+        st.divider()
+        with st.spinner(q("loading_model")):
+            backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
+        st.caption(q("backend") + ": " + q("backend_info", name=backend.name, model=backend.model,
+                                            window=backend.context_window, device=backend.device))
+
+    st.title(q("title"))
+    doc_ids = store.session_documents(sid) if sid else []
+    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids):
+        results = st.session_state.setdefault("ingested", {})
+        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
+        for f in files or []:
+            res = results.get(f.file_id)
+            if res is None:
+                if not sid:
+                    sid = store.create_session()
+                    go(sid)
+                res = results[f.file_id] = ingest(store, f, backend, sid)
+            elif "doc_id" in res:
+                st.success(describe(document(str(settings.db), res["doc_id"]), backend))
+            elif not res.get("password"):
+                st.error(res["error"])
+            if res.get("password"):
+                st.warning(q("password_for", name=f.name) + f" — {res['error']}")
+                pw = st.text_input(q("password_for", name=f.name), type="password",
+                                   key=f"pw_{f.file_id}", label_visibility="collapsed")
+                if st.button(q("open"), key=f"open_{f.file_id}") and pw:
+                    results[f.file_id] = ingest(store, f, backend, sid, password=pw)
+                    st.rerun()
+        doc_ids = store.session_documents(sid) if sid else []
+        earlier = {d["id"]: d for d in store.list_documents() if d["id"] not in doc_ids}
+        if earlier:
+            picked = st.multiselect(q("earlier"), list(earlier), key="earlier",
+                                    format_func=lambda i: f"{earlier[i]['name']} "
+                                    f"({earlier[i]['pages']} p., {earlier[i]['tokens']:,} tok)")
+            if st.button(q("attach"), disabled=not picked):
+                sid = sid or store.create_session()
+                for doc_id in picked:
+                    store.attach(sid, doc_id)
+                go(sid)
+                st.rerun()
+        docs = [document(str(settings.db), i) for i in doc_ids]
+        for d in docs:
+            c1, c2 = st.columns([6, 1])
+            c1.caption(describe(d, backend))
+            c2.button(q("remove"), key=f"rm_{d.id}", on_click=store.detach, args=(sid, d.id))
+
+    if question:
+        if not docs:
+            st.warning(q("attach_first"))
+        elif running.get(sid) is not None:
+            st.warning(q("busy"))
+        else:
+            history = chat.history_messages(store.turns(sid))
+            store.add_turn(sid, "user", question)
+            turn_id = store.add_turn(sid, "assistant", "", status="streaming")
+            g = chat.Generation(sid, turn_id, question, owner=st.session_state["client"])
+            g.submitted_at = ASKED_AT
+            running.start(g, chat.answer_factory(docs, question, chat.TimedBackend(backend, g),
+                                                 history, preset, overrides, str(settings.db),
+                                                 ASKED_AT),
+                          lambda: SessionStore.open(settings.db),
+                          sources=chat.source_finder(docs))
+    if not sid:
+        st.info(q("no_documents"))
+        return
+    live = running.get(sid)
+    for turn in store.turns(sid):
+        with st.chat_message(turn.role):
+            if turn.role == "user":
+                st.markdown(safe_markdown(turn.content))
+            elif live is not None and live.turn_id == turn.id:
+                if live.owner == st.session_state["client"]:
+                    show_live(live, docs)
+                else:
+                    follow_elsewhere(sid, turn.id)
+            else:
+                show_answer(turn.content, turn.status, turn.metrics, docs)
+
+
+try:
+    main()
+except DocchatError as e:
+    st.error(str(e))
+except Exception:  # the edge: never a traceback on the page (rerun/stop are BaseException)
+    logger.exception("app failed")
+    st.error(q("generic_error"))

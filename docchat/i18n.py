@@ -1,0 +1,108 @@
+"""Interface strings in English and Simplified Chinese."""
+from __future__ import annotations
+
+import logging
+
+logger = logging.getLogger(__name__)
+
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+
+STRINGS: dict[str, dict[str, str]] = {
+    "title": {"en": "docchat", "zh": "docchat 文档问答"},
+    "language": {"en": "Language", "zh": "语言"},
+    "sessions": {"en": "Sessions", "zh": "会话"},
+    "new_session": {"en": "New session", "zh": "新会话"},
+    "untitled": {"en": "Untitled", "zh": "未命名"},
+    "no_sessions": {"en": "No sessions yet.", "zh": "还没有会话。"},
+    "this_session": {"en": "This session", "zh": "当前会话"},
+    "rename": {"en": "Title", "zh": "标题"},
+    "save_title": {"en": "Rename", "zh": "重命名"},
+    "export": {"en": "Export as Markdown", "zh": "导出为 Markdown"},
+    "delete": {"en": "Delete session", "zh": "删除会话"},
+    "confirm_delete": {"en": "Delete this session and its answers? This cannot be undone.",
+                       "zh": "删除此会话及其全部回答？此操作无法撤销。"},
+    "yes_delete": {"en": "Yes, delete", "zh": "确认删除"},
+    "cancel": {"en": "Cancel", "zh": "取消"},
+    "deleted": {"en": "Session deleted.", "zh": "会话已删除。"},
+    "missing_session": {"en": "That session no longer exists; a new one was started.",
+                        "zh": "该会话已不存在，已开始新会话。"},
+    "preset": {"en": "Answer style", "zh": "回答风格"},
+    "adjust": {"en": "Adjust every value", "zh": "调整各项参数"},
+    "backend": {"en": "Backend", "zh": "后端"},
+    "backend_info": {"en": "**{name}** · {model}\n\nWindow {window:,} tokens · {device}",
+                     "zh": "**{name}** · {model}\n\n上下文窗口 {window:,} 个词元 · {device}"},
+    "loading_model": {"en": "Loading the model…", "zh": "正在加载模型…"},
+    "documents": {"en": "Documents", "zh": "文档"},
+    "upload": {"en": "Add PDF, TXT or Markdown files", "zh": "添加 PDF、TXT 或 Markdown 文件"},
+    "reading": {"en": "Reading {name}…", "zh": "正在读取 {name}…"},
+    "doc_line": {"en": "{name}: {pages} pages, {tokens:,} tokens, {fit}",
+                 "zh": "{name}：{pages} 页，{tokens:,} 个词元，{fit}"},
+    "fits": {"en": "fits the model's window whole", "zh": "可整篇放入模型窗口"},
+    "packed": {"en": "too long for the window: the relevant parts will be packed",
+               "zh": "超出窗口：将选取相关部分"},
+    "reused": {"en": "(read before)", "zh": "（之前已读取）"},
+    "password_for": {"en": "{name} is encrypted: enter its password",
+                     "zh": "{name} 已加密：请输入密码"},
+    "open": {"en": "Open", "zh": "打开"},
+    "earlier": {"en": "Add documents read before", "zh": "添加之前读取的文档"},
+    "attach": {"en": "Add to session", "zh": "加入会话"},
+    "in_session": {"en": "In this session", "zh": "本会话的文档"},
+    "remove": {"en": "Remove", "zh": "移除"},
+    "no_documents": {"en": "Add a document above, then ask a question about it.",
+                     "zh": "请先在上方添加文档，然后提问。"},
+    "ask": {"en": "Ask about your documents", "zh": "就文档提问"},
+    "attach_first": {"en": "Add a document first: upload one or pick one read before.",
+                     "zh": "请先添加文档：上传文件或选择之前读取的文档。"},
+    "busy": {"en": "An answer is still being written; wait for it or press Stop.",
+             "zh": "仍在生成回答；请等待或点击停止。"},
+    "stop": {"en": "Stop", "zh": "停止"},
+    "stopped": {"en": "Stopped", "zh": "已停止"},
+    "interrupted": {"en": "Interrupted: the server stopped while this answer was written.",
+                    "zh": "已中断：生成此回答时服务器停止了。"},
+    "elsewhere": {"en": "Being written (following it live)…", "zh": "正在生成（实时跟随）…"},
+    "waiting": {"en": "Waiting for the model…", "zh": "等待模型…"},
+    "ahead": {"en": "{n} answer(s) ahead of yours…", "zh": "前面还有 {n} 个回答…"},
+    "sources": {"en": "Sources", "zh": "出处"},
+    "page_missing": {"en": "This page is not in the document.", "zh": "文档中没有这一页。"},
+    "generic_error": {"en": "Something went wrong; try again. The details are in the server log.",
+                      "zh": "出错了，请重试。详细信息见服务器日志。"},
+    "m_ttft": {"en": "first token {v}", "zh": "首个词元 {v}"},
+    "m_shown": {"en": "shown {v}", "zh": "显示 {v}"},
+    "m_rate": {"en": "{v} tokens/s", "zh": "{v} 词元/秒"},
+    "m_itl": {"en": "between tokens {mean} (p95 {p95})", "zh": "词元间隔 {mean}（p95 {p95}）"},
+    "m_tokens": {"en": "{inp:,} tokens in, {out:,} out", "zh": "输入 {inp:,} 词元，输出 {out:,}"},
+    "m_queue": {"en": "waited {v}", "zh": "排队 {v}"},
+}
+
+
+def t(key: str, language: str = "en", **values) -> str:
+    """The interface string key in language, formatted with values; English if missing."""
+    entry = STRINGS[key]
+    text = entry.get(language) or entry["en"]
+    return text.format(**values) if values else text
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds for display: "340 ms", "2.1 s", or "–" when unknown."""
+    if value is None:
+        return "–"
+    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.1f} s"
+
+
+def metrics_line(metrics: dict, language: str = "en") -> str:
+    """One line of an answer's metrics: first token, rate, inter-token latency, tokens."""
+    model, display = metrics.get("model") or {}, metrics.get("display") or {}
+    parts = [t("m_ttft", language, v=ms(model.get("ttft_ms")))]
+    if display.get("ttft_ms") is not None:
+        parts.append(t("m_shown", language, v=ms(display["ttft_ms"])))
+    rate = metrics.get("decode_tokens_per_s") or model.get("tokens_per_s")
+    if rate:
+        parts.append(t("m_rate", language, v=f"{rate:.1f}"))
+    if model.get("itl_ms_mean") is not None:
+        parts.append(t("m_itl", language, mean=ms(model["itl_ms_mean"]),
+                       p95=ms(model.get("itl_ms_p95"))))
+    parts.append(t("m_tokens", language, inp=int(metrics.get("prompt_tokens") or 0),
+                   out=int(metrics.get("completion_tokens") or 0)))
+    if (metrics.get("queue_ms") or 0) >= 50:
+        parts.append(t("m_queue", language, v=ms(metrics["queue_ms"])))
+    return " · ".join(parts)

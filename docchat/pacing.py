@@ -1,0 +1,450 @@
+"""Paced streaming: turns a backend's text pieces into display chunks on a human schedule.
+
+Modes (``PacingConfig.mode``):
+- ``scheduled``: each chunk waits a delay drawn from [min_delay, max_delay] (``rhythm`` 1 gives
+  the midpoint every time; lower values spread delays over more of the range), plus pauses
+  after sentence ends (Chinese 。？！；： longer than English .!?;:), commas (，、,) and line
+  ends, all given as multiples of the mid delay; inside ``` fences delays are multiplied by
+  ``code_factor`` and there are no pauses.
+- ``smooth``: each chunk waits the source's own rate (EMA of its inter-arrival time, per chunk),
+  nudged (x0.6..x1.6) toward keeping ``smooth_reserve`` seconds of text in hand, which evens
+  out bursts and stalls while adding little delay.
+- ``raw``: pieces pass through untouched; only timestamps are taken.
+
+Lag is measured in seconds: how long the oldest complete chunk has waited to be shown. Past
+``max_lag`` the pacer catches up: the B waiting chunks (B = the most seen waiting since catching
+up began) are shown max_lag / (2 B) apart, so they clear in about max_lag / 2 seconds, until the
+lag is back under max_lag / 2 (``max_lag=0`` never catches up). Delays count from when the previous chunk was shown, so
+time spent waiting for the model or in the consumer is part of the delay, not added to it.
+
+Chunks: English by word (leading whitespace attached), Chinese by jieba word, trailing
+punctuation and combining marks stay with their word, and code inside fences keeps the
+model's own pieces. A trailing partial word is held back until the next piece or the end, so
+``"".join(chunks) == "".join(pieces)`` always.
+
+By default the source is read on a helper thread (``prefetch=True``) so an in-process model
+keeps generating while the display waits; ``prefetch=False`` pulls pieces only when needed.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import re
+import threading
+import time
+import unicodedata
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from docchat.backends import GenerationRequest, GenerationStats
+from docchat.errors import DocchatError
+from docchat.metrics import AnswerMetrics, compute_metrics
+from ingest.segment import cut_words
+
+logger = logging.getLogger(__name__)
+
+MODES = ("scheduled", "smooth", "raw")
+_FENCE = "```"
+_ZH_STOPS = "。？！；："
+_EN_STOPS = ".!?;:…"
+_COMMAS = "，、,"
+_CLOSERS = "\"'”’」』）)]}*_`"
+_JOINERS = re.compile("[\u200c\u200d\ufe00-\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]")
+_RESERVE_GAIN = 0.6  # how hard smooth mode steers toward its reserve (delay x0.6..x1.6)
+_JOIN_TIMEOUT = 5.0  # seconds to wait for the reader thread after a stop
+
+
+@dataclass(frozen=True)
+class PacingConfig:
+    """When chunks are shown. Delays in seconds; pauses are multiples of the mid delay."""
+    mode: str = "scheduled"
+    min_delay: float = 0.10
+    max_delay: float = 0.25
+    rhythm: float = 1.0  # 1 = even (always the midpoint); 0 = uniform over [min, max]
+    first_immediate: bool = True  # show the first chunk as soon as it is complete
+    pause_zh: float = 2.0  # extra after 。？！；：
+    pause_en: float = 1.2  # extra after .!?;:
+    pause_comma: float = 0.6  # extra after ，、,
+    pause_line: float = 0.5  # extra before a chunk that starts a new line
+    code_factor: float = 0.4  # delay multiplier inside ``` fences
+    max_lag: float = 3.0  # seconds behind the model before catching up; 0 = never
+    smooth_alpha: float = 0.05  # EMA weight of the newest inter-arrival time (smooth mode)
+    smooth_reserve: float = 0.3  # seconds of text smooth mode tries to keep in hand; 0 = none
+    seed: int | None = 0  # rhythm's random sequence; None = different every time
+    tick: float = 0.02  # longest single sleep, so a stop is noticed quickly
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise DocchatError(f"Unknown pacing mode {self.mode!r}: choose one of {', '.join(MODES)}.")
+        if not 0 <= self.min_delay <= self.max_delay:
+            raise DocchatError("Pacing delays must satisfy 0 <= min_delay <= max_delay; fix the preset.")
+        if not 0 <= self.rhythm <= 1 or not 0 < self.smooth_alpha <= 1:
+            raise DocchatError("Pacing rhythm must be in [0, 1] and smooth_alpha in (0, 1].")
+        if min(self.max_lag, self.code_factor, self.smooth_reserve) < 0 or self.tick <= 0:
+            raise DocchatError("Pacing max_lag, code_factor and smooth_reserve must be >= 0, tick > 0.")
+
+    @property
+    def mid_delay(self) -> float:
+        return (self.min_delay + self.max_delay) / 2
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One displayed chunk: when it was complete, when shown, and the delay behind it."""
+    text: str
+    code: bool
+    ready_at: float
+    shown_at: float
+    nominal: float  # the schedule's expected delay (no rhythm jitter, no catch-up)
+    delay: float  # the delay actually applied
+    catching_up: bool
+
+
+def split_words(text: str) -> list[str]:
+    """Display words of text, losslessly: whitespace leads a word; punctuation and marks trail one."""
+    out: list[str] = []
+    lead = ""
+    for p in cut_words(text):
+        if p.isspace():
+            lead += p
+            continue
+        if out and not lead and (_attaches_left(p[0]) or _is_punct(p)):
+            out[-1] += p
+        else:
+            out.append(lead + p)
+        lead = ""
+    if lead:
+        out.append(lead)
+    return out
+
+
+def _attaches_left(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Mn", "Me") or _JOINERS.match(ch) is not None
+
+
+def _is_punct(p: str) -> bool:
+    return not any(c.isalnum() or c.isspace() for c in p)
+
+
+class _Chunker:
+    """Source pieces in, display chunks (text, in_code) out; holds back a trailing partial word."""
+
+    def __init__(self) -> None:
+        self.buf = ""
+        self.code = False
+        self.skip = 0  # in code: leading chars that are the opening fence itself
+
+    def feed(self, piece: str, final: bool = False) -> list[tuple[str, bool]]:
+        self.buf += piece
+        out: list[tuple[str, bool]] = []
+        while True:
+            if self.code:
+                end = self.buf.find(_FENCE, self.skip)
+                if end >= 0:  # closing fence: code up to it, then back to prose
+                    out.append((self.buf[: end + 3], True))
+                    self.buf, self.code, self.skip = self.buf[end + 3:], False, 0
+                    continue
+                # Backticks at the end may be the start of the closing fence.
+                tail = self.buf[self.skip:]
+                keep = 0 if final else min(len(tail) - len(tail.rstrip("`")), 2)
+                text = self.buf[: len(self.buf) - keep]
+                if text:
+                    out.append((text, True))
+                    self.skip = max(0, self.skip - len(text))
+                self.buf = self.buf[len(text):]
+                return out
+            start = self.buf.find(_FENCE)
+            if start >= 0:  # the fence ends the prose before it, so no word is partial
+                out.extend((w, False) for w in split_words(self.buf[:start]))
+                self.buf, self.code, self.skip = self.buf[start:], True, 3
+                continue
+            words = split_words(self.buf)
+            # Simple heuristic to avoid showing incomplete words: the last one may go on.
+            self.buf = "" if final or not words else words.pop()
+            out.extend((w, False) for w in words)
+            return out
+
+
+def _pause(cfg: PacingConfig, prev: str, text: str) -> float:
+    """Extra delay (in mid delays) before text, given the chunk shown before it."""
+    core = prev.rstrip()
+    gap = prev[len(core):] + text[: len(text) - len(text.lstrip())]
+    last = core.rstrip(_CLOSERS)[-1:]
+    p = 0.0
+    if not last:
+        pass
+    elif last in _ZH_STOPS:
+        p = cfg.pause_zh
+    elif last in _EN_STOPS:
+        p = cfg.pause_en
+    elif last in _COMMAS:
+        p = cfg.pause_comma
+    if "\n" in gap:
+        p = max(p, cfg.pause_line)
+    return p
+
+
+class _ThreadFeed:
+    """Reads the source on a helper thread, stamping each piece on arrival."""
+
+    def __init__(self, source: Iterator[str], clock: Callable[[], float]) -> None:
+        self._source, self._clock = source, clock
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._read, name="docchat-pacer", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        last = None
+        try:
+            for piece in self._source:
+                t = self._clock()
+                self._q.put((t, piece, None if last is None else t - last))
+                last = t
+                if self._halt.is_set():
+                    break
+        except BaseException as e:  # thread boundary: re-raised in the caller by take()
+            self._q.put(e)
+        finally:
+            try:
+                close = getattr(self._source, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                self._q.put(None)
+
+    def take(self, timeout: float, sleep: Callable[[float], object] | None = None
+             ) -> tuple[list[tuple[float, str, float | None]], bool]:
+        """Pieces that arrived (waiting up to timeout for the first) and whether the source ended.
+
+        With an injected sleep the wait goes through it (then the queue is polled), so a fake
+        clock sees all waiting; otherwise the queue wakes the pacer as soon as a piece arrives.
+        """
+        items: list[tuple[float, str, float | None]] = []
+        if timeout > 0 and sleep is not None and self._q.empty():
+            sleep(timeout)
+            timeout = 0
+        try:
+            x = self._q.get(timeout=timeout) if timeout > 0 else self._q.get_nowait()
+            while True:
+                if x is None:
+                    return items, True
+                if isinstance(x, BaseException):
+                    raise x
+                items.append(x)
+                x = self._q.get_nowait()
+        except queue.Empty:
+            return items, False
+
+    def close(self) -> None:
+        self._halt.set()
+        self._thread.join(_JOIN_TIMEOUT)
+        if self._thread.is_alive():
+            logger.warning("Backend stream did not stop within %.0f s of a stop request", _JOIN_TIMEOUT)
+
+
+class _PullFeed:
+    """Pulls one piece from the source whenever the pacer needs more text."""
+
+    def __init__(self, source: Iterator[str], clock: Callable[[], float]) -> None:
+        self._source, self._clock = source, clock
+        self._started = False
+
+    def take(self, timeout: float, sleep: object = None) -> tuple[list[tuple[float, str, float | None]], bool]:
+        # The source only works while pulled, so its inter-arrival time is the pull's length.
+        start = self._clock()
+        try:
+            piece = next(self._source)
+        except StopIteration:
+            return [], True
+        t = self._clock()
+        dt, self._started = (None if not self._started else t - start), True
+        return [(t, piece, dt)], False
+
+    def close(self) -> None:
+        close = getattr(self._source, "close", None)
+        if close is not None:
+            close()
+
+
+class Pacer:
+    """Paces one answer at a time; after it, ``metrics()`` reports on both sides."""
+
+    def __init__(self, config: PacingConfig | None = None, clock: Callable[[], float] = time.perf_counter,
+                 sleep: Callable[[float], object] | None = None, prefetch: bool = True) -> None:
+        self.config = config or PacingConfig()
+        self.clock = clock
+        self._sleep_fn = sleep  # None: wait on the stop event, so a stop wakes it at once
+        self.prefetch = prefetch
+        self._reset(threading.Event(), None, clock())
+
+    def _reset(self, stop: threading.Event, stats: GenerationStats | None, started_at: float) -> None:
+        self.stop, self.stats, self.started_at = stop, stats, started_at
+        self.model_times: list[float] = []  # arrival of each source piece
+        self.display_times: list[float] = []  # when each chunk was handed to the display
+        self.shown: list[Shown] = []  # scheduled and smooth modes only
+        self.ended_at: float | None = None
+        self.stopped = False
+
+    def pace(self, source: Iterable[str], stop: threading.Event | None = None,
+             request: GenerationRequest | None = None, started_at: float | None = None) -> Iterator[str]:
+        """Yield display chunks of source; setting stop (default: request.cancel) ends it at once."""
+        if stop is None:
+            stop = request.cancel if request is not None else threading.Event()
+        self._reset(stop, request.stats if request is not None else None,
+                    self.clock() if started_at is None else started_at)
+        it = iter(source)
+        return self._raw(it) if self.config.mode == "raw" else self._paced(it)
+
+    def metrics(self, stats: GenerationStats | None = None) -> AnswerMetrics:
+        """Metrics of the last answer; stats defaults to the request's given to pace()."""
+        return compute_metrics(self.started_at, self.model_times, self.display_times,
+                               stats or self.stats, self.stopped, self.ended_at)
+
+    def _sleep(self, seconds: float) -> None:
+        (self._sleep_fn or self.stop.wait)(seconds)
+
+    def _raw(self, it: Iterator[str]) -> Iterator[str]:
+        clock, stop, stamps = self.clock, self.stop, self.model_times
+        finished, unshown = False, 0
+        try:
+            for piece in it:
+                stamps.append(clock())
+                if stop.is_set():
+                    unshown = 1
+                    break
+                yield piece
+            else:
+                finished = True
+        finally:
+            self._finish(finished, len(stamps) - unshown)
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    def _finish(self, finished: bool, shown_raw: int | None = None) -> None:
+        self.ended_at = self.clock()
+        self.stopped = self.stop.is_set() or not finished
+        if shown_raw is not None:
+            self.display_times = self.model_times[:shown_raw]
+        if not finished:
+            self.stop.set()  # the same event is the backend's request.cancel
+
+    def _paced(self, it: Iterator[str]) -> Iterator[str]:
+        cfg, clock, stop = self.config, self.clock, self.stop
+        smooth = cfg.mode == "smooth"
+        rng = random.Random(cfg.seed)
+        chunker = _Chunker()
+        ready: deque[tuple[str, float, bool]] = deque()
+        state = {"ema": None, "gaps": 0, "chars_in": 0, "pieces": 0, "chars_out": 0, "chunks": 0}
+        feed = (_ThreadFeed if self.prefetch else _PullFeed)(it, clock)
+        ended = finished = False
+        prev: str | None = None
+        last_shown: float | None = None
+        backlog = 0  # while catching up: the most chunks seen waiting in this episode
+
+        def absorb(timeout: float) -> bool:
+            items, done = feed.take(timeout, self._sleep_fn)
+            for t, piece, dt in items:
+                self.model_times.append(t)
+                if dt is not None:
+                    # Bias-corrected EMA: a plain mean over the first 1/alpha gaps, then an EMA.
+                    state["gaps"] += 1
+                    ema = state["ema"]
+                    w = max(cfg.smooth_alpha, 1 / state["gaps"])
+                    state["ema"] = dt if ema is None else ema + w * (dt - ema)
+                state["pieces"] += 1
+                state["chars_in"] += len(piece)
+                for text, code in chunker.feed(piece):
+                    ready.append((text, t, code))
+                    state["chunks"] += 1
+                    state["chars_out"] += len(text)
+            if done:
+                now = clock()
+                ready.extend((text, now, code) for text, code in chunker.feed("", final=True))
+            return done
+
+        def smooth_delay() -> float:
+            # The source's time per piece, scaled by how many pieces make a chunk (by size).
+            if state["ema"] is None or not state["chunks"] or not state["chars_in"]:
+                return 0.0
+            chunk_size = state["chars_out"] / state["chunks"]
+            d = state["ema"] * chunk_size * state["pieces"] / state["chars_in"]
+            if cfg.smooth_reserve > 0 and self.prefetch:
+                # Keep about smooth_reserve seconds of text in hand so a stall does not empty it
+                # (only with prefetch: a pulled source makes nothing while the display waits).
+                held = len(ready) * d
+                d *= min(1.6, max(0.6, 1 + _RESERVE_GAIN * (cfg.smooth_reserve - held) / cfg.smooth_reserve))
+            return d
+
+        try:
+            while not stop.is_set():
+                if not ready:
+                    if ended:
+                        finished = True
+                        break
+                    ended = absorb(cfg.tick)
+                    continue
+                text, ready_at, code = ready[0]
+                first = last_shown is None
+                if first and cfg.first_immediate:
+                    nominal = base = 0.0
+                elif smooth:
+                    nominal = base = smooth_delay()
+                else:
+                    nominal, base = self._plan(prev or "", text, code, rng)
+                anchor = ready_at if last_shown is None else last_shown
+                while True:
+                    now = clock()
+                    if smooth and not first:
+                        nominal = base = smooth_delay()
+                    if cfg.max_lag > 0 and not first:
+                        lag = now - ready_at
+                        if lag > cfg.max_lag:
+                            backlog = max(backlog, len(ready))
+                        elif lag <= cfg.max_lag / 2:
+                            backlog = 0
+                    delay = min(base, cfg.max_lag / (2 * backlog)) if backlog else base
+                    if now >= anchor + delay or stop.is_set():
+                        break
+                    self._sleep(min(cfg.tick, anchor + delay - now))
+                    if self.prefetch and not ended:
+                        ended = absorb(0)
+                if stop.is_set():
+                    break
+                ready.popleft()
+                shown_at = clock()
+                self.display_times.append(shown_at)
+                self.shown.append(Shown(text, code, ready_at, shown_at, nominal, delay, bool(backlog)))
+                prev, last_shown = text, shown_at
+                yield text
+        finally:
+            self._finish(finished)
+            feed.close()
+
+    def _plan(self, prev: str, text: str, code: bool, rng: random.Random) -> tuple[float, float]:
+        """(nominal, actual) delay before text: the rhythm jitter is drawn once per chunk."""
+        cfg = self.config
+        mid, half = cfg.mid_delay, (cfg.max_delay - cfg.min_delay) / 2
+        base = mid + (1 - cfg.rhythm) * half * rng.uniform(-1.0, 1.0)
+        if code:
+            return mid * cfg.code_factor, base * cfg.code_factor
+        extra = _pause(cfg, prev, text) * mid
+        return mid + extra, base + extra
+
+
+def paced(source: Iterable[str], config: object = None, **kw) -> Iterator[str]:
+    """Pace source with config: a PacingConfig, a Preset or a preset name (default: "quick").
+
+    Keyword arguments go to ``Pacer`` (clock, sleep, prefetch) or ``Pacer.pace`` (stop,
+    request, started_at).
+    """
+    if config is None or isinstance(config, str):
+        from docchat.presets import get_preset  # presets imports this module
+
+        config = get_preset(config or "quick")
+    cfg = getattr(config, "pacing", config)
+    pacer = Pacer(cfg, **{k: kw.pop(k) for k in ("clock", "sleep", "prefetch") if k in kw})
+    return pacer.pace(source, **kw)

@@ -1,0 +1,321 @@
+"""Fill the backend's context window: system prompt, question, recent turns and an outline
+always; then the sections most relevant to the question, whole, with page markers.
+
+pack() is a pure function over Documents, the conversation, the question and a search
+function; it does no I/O. Its guarantee, checked on the final messages with the backend's
+own counter: count_prompt_tokens(messages) + max_new_tokens <= context_window.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+from docchat import prompts
+from docchat.backends import Message
+from docchat.errors import ContextTooLong
+from docchat.passages import Counter, Passage, build_outline, render_passages
+from docchat.retrieval import SearchFn, SectionIndex, block_scores, build_queries, doc_key
+from docchat.retrieval import content_terms, fused_scores
+from ingest.document import Document
+from ingest.tokens import tokenizer_name
+
+logger = logging.getLogger(__name__)
+
+# Share of the evidence budget the outline may take, and a floor per document when
+# several documents share the budget.
+OUTLINE_SHARE = 0.15
+DOC_FLOOR = 0.5  # half the budget is split evenly, half by relevance
+NEIGHBOUR = 0.6  # a hit's neighbours rank at this share of its score
+HIT, NEAR, START = "hit", "neighbour", "start"
+MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its header
+
+
+class PromptCounter(Protocol):
+    context_window: int
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int: ...
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """What did not fit."""
+    sections: int = 0  # sections left out entirely
+    partial_sections: int = 0  # sections of which only some blocks went in
+    turns_shortened: int = 0  # older messages cut to their head/tail
+    turns_dropped: int = 0  # older messages left out
+    outline_entries: int = 0  # headings left out of the outline
+
+
+@dataclass(frozen=True)
+class PackedContext:
+    messages: list[Message]
+    text: str  # the document context block: outline and excerpts
+    tokens: int  # prompt tokens of messages by the backend's counter
+    budget: int  # context window - max_new_tokens - the chat format's overhead
+    tokenizer: str
+    pages: list[tuple[object, int]]  # (doc id or name, physical page) included
+    sections: list[tuple[object, int]]  # (doc id or name, section index) included
+    whole: bool  # every document went in whole
+    dropped: Dropped = field(default_factory=Dropped)
+    context_window: int = 0
+    max_new_tokens: int = 0
+    language: str = "en"
+
+
+@dataclass(frozen=True)
+class History:
+    """The conversation split into the recent exchanges (kept whole) and older messages."""
+    recent: list[Message]
+    older: list[Message]
+
+    @staticmethod
+    def shortened(messages: Sequence[Message], counter: Counter,
+                  cap: int | None = None) -> list[Message]:
+        """Older messages cut short (user: its end; assistant: head and tail); then the
+        oldest dropped until they fit cap tokens."""
+        out = [Message(m.role, _shorten(m.content, m.role, counter)) for m in messages]
+        if cap is not None:
+            while out and counter.messages(out) > cap:
+                out.pop(0)
+        return out
+
+
+def split_history(history: Sequence, turns: int) -> History:
+    """Split messages (anything with role and content) at the start of the last turns
+    exchanges; an exchange opens with a user message."""
+    msgs = [Message(m.role, m.content) for m in history
+            if getattr(m, "role", None) in ("user", "assistant") and m.content]
+    starts = [i for i, m in enumerate(msgs) if m.role == "user"]
+    if turns <= 0:
+        return History([], msgs)
+    cut = starts[-turns] if len(starts) >= turns else 0
+    return History(msgs[cut:], msgs[:cut])
+
+
+USER_KEEP, ASSISTANT_KEEP = 60, 40  # tokens kept of an older user / assistant message
+
+
+def _shorten(text: str, role: str, counter: Counter) -> str:
+    keep = USER_KEEP if role == "user" else ASSISTANT_KEEP
+    if counter.text(text) <= (keep if role == "user" else 2 * keep) + 8:
+        return text
+    chars = max(16, len(text) * keep // max(1, counter.text(text)))
+    while True:
+        head, tail = text[:chars], text[-chars:]
+        # Cut at a space where there is one near the cut, not inside a word.
+        if " " in head[chars // 2:]:
+            head = head[: head.rindex(" ")]
+        if " " in tail[: chars // 2]:
+            tail = tail[tail.index(" ") + 1:]
+        if role == "user":
+            out = "… " + tail.lstrip()
+        else:
+            out = head.rstrip() + " … " + tail.lstrip()
+        if counter.text(out) <= (keep if role == "user" else 2 * keep) + 8 or chars <= 8:
+            return out
+        chars = chars * 3 // 4
+
+
+def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *,
+         history: Sequence = (), search: SearchFn | None = None, max_new_tokens: int = 512,
+         history_turns: int = 3, context_window: int | None = None,
+         rewrite=None) -> PackedContext:
+    """Pack documents, history and question into messages that fit the backend's window."""
+    window = int(context_window or backend.context_window)
+    limit = window - max_new_tokens  # prompt tokens allowed
+    lang = prompts.question_language(question)
+    system = Message("system", prompts.system_prompt(lang))
+    tok = tokenizer_name(backend)
+    counter = Counter(backend, tok)
+    hist = split_history(history, history_turns)
+    names = [doc_key(d, i) if d.id is not None else d.name for i, d in enumerate(documents)]
+
+    def messages_for(turns: list[Message], text_outline: str, excerpts: str) -> list[Message]:
+        context = prompts.context_block(text_outline, excerpts, lang)
+        user = prompts.user_message(question, context, lang)
+        return [system, *turns, Message("user", user)]
+
+    overhead = backend.count_prompt_tokens([Message("system", ""), Message("user", "")])
+    budget = limit - overhead
+    recent = hist.recent
+    fixed = backend.count_prompt_tokens(messages_for(recent, "", ""))
+    if fixed > limit:
+        # Even the recent turns do not fit whole: shorten them as older turns are, then
+        # drop the oldest of them; the question is answered without them if need be.
+        recent = hist.shortened(hist.recent, counter)
+        fixed = backend.count_prompt_tokens(messages_for(recent, "", ""))
+        while fixed > limit and recent:
+            recent = recent[2:] if recent[0].role == "user" and len(recent) > 1 else recent[1:]
+            fixed = backend.count_prompt_tokens(messages_for(recent, "", ""))
+    if fixed > limit:
+        raise ContextTooLong(
+            f"The question alone needs {fixed} of the {limit} prompt tokens this backend "
+            f"allows; shorten it or choose a backend with a larger context window.")
+    avail = limit - fixed
+
+    # The outline is always kept, compressed to the top levels when it is long.
+    outline = build_outline(documents, names, counter, int(avail * OUTLINE_SHARE), lang)
+    # The excerpts' heading and each document's header line.
+    avail -= outline.tokens + 4 + counter.text(prompts.context_block("", "-", lang))
+    avail -= sum(counter.text(prompts.document_header(d.name, lang)) + 2 for d in documents)
+
+    # Whole fit: every document, in order, and the older turns whole.
+    whole_cost = _whole_cost(documents, counter, avail)
+    older_whole = counter.messages(hist.older)
+    older, turns_shortened, turns_dropped = hist.older, 0, 0
+    qterms = content_terms(question)
+    picked: list[list[Passage]]
+    if whole_cost is not None and whole_cost + older_whole <= avail:
+        picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
+    else:
+        older = hist.shortened(hist.older, counter, cap=max(0, int(avail * 0.1)))
+        turns_shortened = sum(1 for a, b in zip(hist.older, older) if a.content != b.content)
+        turns_dropped = len(hist.older) - len(older)
+        avail -= counter.messages(older)
+        if whole_cost is not None and whole_cost <= avail:
+            picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
+        else:
+            search = search or SectionIndex(documents)
+            queries = build_queries(question, history, documents, rewrite=rewrite)
+            scores = fused_scores(search, queries)
+            qterms = content_terms(" ".join(q.text for q in queries))
+            picked = _select(documents, scores, qterms, counter, avail)
+    turns = [*older, *recent]
+
+    # Render, count the final prompt once, and shrink until it fits.
+    while True:
+        excerpts = render_passages(documents, names, picked, lang)
+        msgs = messages_for(turns, outline.text, excerpts)
+        tokens = backend.count_prompt_tokens(msgs)
+        if tokens <= limit:
+            break
+        if not _shrink(picked, counter, tokens - limit, qterms):
+            outline = outline.smaller()
+            if outline is None:
+                raise ContextTooLong(
+                    f"The prompt needs {tokens} of the {limit} tokens this backend allows; "
+                    "ask a shorter question or lower max_new_tokens.")
+
+    chosen = [(names[i], p.section.index) for i, ps in enumerate(picked) for p in ps]
+    pages = sorted({(names[i], pg) for i, ps in enumerate(picked) for p in ps for pg in p.pages},
+                   key=lambda x: (names.index(x[0]), x[1]))
+    total = sum(len(d.sections) for d in documents)
+    partial = sum(1 for ps in picked for p in ps if not p.complete)
+    whole = len(chosen) == total and partial == 0
+    dropped = Dropped(sections=total - len(chosen), partial_sections=partial,
+                      turns_shortened=turns_shortened, turns_dropped=turns_dropped,
+                      outline_entries=outline.dropped)
+    text = prompts.context_block(outline.text, excerpts, lang)
+    logger.info("packed %d/%d sections, %d tokens of %d (%s)", len(chosen), total, tokens,
+                limit, tok)
+    return PackedContext(messages=msgs, text=text, tokens=tokens, budget=budget, tokenizer=tok,
+                         pages=pages, sections=chosen, whole=whole, dropped=dropped,
+                         context_window=window, max_new_tokens=max_new_tokens, language=lang)
+
+
+def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> int | None:
+    """Tokens of every document rendered whole, or None when that clearly cannot fit."""
+    chars = sum(len(b.text) for d in documents for s in d.sections for b in s.blocks)
+    # No tokenizer averages more than ~8 characters per token on real text.
+    if chars / 8 > avail:
+        return None
+    total = 0
+    for d in documents:
+        for s in d.sections:
+            total += Passage.whole(d, s).cost(counter)
+            if total > avail:
+                return None
+    return total
+
+
+def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
+            avail: int) -> list[list[Passage]]:
+    """Choose passages per document: hits and their neighbours by score, then the start."""
+    keys = [doc_key(d, i) for i, d in enumerate(documents)]
+    queues: list[list[tuple[int, int]]] = []  # per doc: (kind, section position)
+    relevance: list[float] = []
+    for i, d in enumerate(documents):
+        pos = {s.index: k for k, s in enumerate(d.sections)}
+        hits = {pos[idx]: sc for (dk, idx), sc in scores.items() if dk == keys[i] and idx in pos}
+        # Neighbours of a hit rank just below it: a section is often continued by the next.
+        prio = dict(hits)
+        for p, sc in hits.items():
+            for q in (p + 1, p - 1):
+                if 0 <= q < len(d.sections) and prio.get(q, 0.0) < NEIGHBOUR * sc:
+                    prio[q] = NEIGHBOUR * sc
+        order = [(HIT if p in hits else NEAR, p)
+                 for p in sorted(prio, key=lambda p: (-prio[p], p))]
+        order += [(START, p) for p in range(len(d.sections))]
+        queues.append(order)
+        relevance.append(sum(sorted(hits.values(), reverse=True)[:3]))
+
+    n = len(documents)
+    total_rel = sum(relevance) or 1.0
+    shares = [avail * (DOC_FLOOR / n + (1 - DOC_FLOOR) * r / total_rel) if sum(relevance)
+              else avail / n for r in relevance]
+    chosen: list[dict[int, Passage]] = [{} for _ in documents]
+    used = 0
+    rank = 0
+
+    def fill(i: int, cap: float) -> float:
+        nonlocal rank
+        spent = 0.0
+        d = documents[i]
+        for kind, p in queues[i]:
+            if p in chosen[i]:
+                continue
+            room = min(cap - spent, avail - used - spent)
+            if room <= 0:
+                break
+            rank += 1
+            passage = Passage.whole(d, d.sections[p], rank)
+            c = passage.cost(counter)
+            if c > room:
+                if kind == HIT and room >= MIN_PARTIAL:
+                    section = d.sections[p]
+                    passage = Passage.partial(d, section, block_scores(section.blocks, qterms),
+                                              int(room), counter, rank)
+                    if passage is None:
+                        continue
+                    c = passage.cost(counter)
+                else:
+                    continue
+            chosen[i][p] = passage
+            spent += c
+        return spent
+
+    for i in range(n):
+        used += fill(i, shares[i])
+    for i in sorted(range(n), key=lambda k: -relevance[k]):
+        used += fill(i, avail - used)
+    return [[chosen[i][p] for p in sorted(chosen[i])] for i in range(n)]
+
+
+def _shrink(picked: list[list[Passage]], counter: Counter, overflow: int,
+            qterms: list[str]) -> bool:
+    """Free overflow tokens from the passages chosen last: cut the last one down to its
+    best blocks, or drop it; False when there is nothing left to drop."""
+    need = overflow + 4
+    while need > 0:
+        candidates = [(p.rank, i, k) for i, ps in enumerate(picked) for k, p in enumerate(ps)]
+        if not candidates:
+            return False
+        _, i, k = max(candidates)
+        p = picked[i][k]
+        cost = p.cost(counter)
+        smaller = None
+        if cost - need >= MIN_PARTIAL and len(p.section.blocks) > 1:
+            scores = block_scores(p.section.blocks, qterms)
+            if p.blocks is not None:  # keep within the blocks already chosen
+                scores = [sc if b in p.blocks else -1.0 for b, sc in enumerate(scores)]
+            smaller = Passage.partial(p.doc, p.section, scores, cost - need, counter, p.rank)
+        if smaller is not None and smaller.cost(counter) < cost:
+            picked[i][k] = smaller
+            need -= cost - smaller.cost(counter)
+        else:
+            picked[i].pop(k)
+            need -= cost + 2
+    return True

@@ -1,0 +1,217 @@
+"""Pieces of a packed context: cached token counting, passages (whole sections or their
+most relevant blocks) with page markers, and the compact outline of each document."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Sequence
+
+from docchat import prompts
+from ingest.document import Document, Section
+
+logger = logging.getLogger(__name__)
+
+_COUNTS: dict[tuple[str, str], int] = {}
+_COUNTS_MAX = 200_000
+OMITTED = "[…]"
+
+
+class Counter:
+    """The backend's count_tokens, cached per (tokenizer, text) across calls."""
+
+    def __init__(self, backend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+
+    def text(self, text: str) -> int:
+        if not text:
+            return 0
+        key = (self.name, text)
+        n = _COUNTS.get(key)
+        if n is None:
+            if len(_COUNTS) >= _COUNTS_MAX:
+                _COUNTS.clear()
+            n = _COUNTS[key] = int(self.backend.count_tokens(text))
+        return n
+
+    def messages(self, messages: Sequence) -> int:
+        """Estimate for messages inside a prompt: content plus a few tokens of framing."""
+        return sum(self.text(m.content) + 6 for m in messages)
+
+
+def page_marker(doc: Document, number: int) -> str:
+    """"[p. 12]", or the printed page label where the document has one."""
+    page = doc.page(number)
+    return f"[{page.marker}]" if page is not None else f"[p. {number}]"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A section, whole or as some of its blocks (kept whole, in order)."""
+    doc: Document
+    section: Section
+    blocks: tuple[int, ...] | None = None  # indexes of the blocks kept; None: all
+    rank: int = 0  # order of choice: higher ranks are dropped first
+
+    @classmethod
+    def whole(cls, doc: Document, section: Section, rank: int = 0) -> "Passage":
+        return cls(doc, section, None, rank)
+
+    @classmethod
+    def partial(cls, doc: Document, section: Section, scores: Sequence[float], room: int,
+                counter: Counter, rank: int = 0) -> "Passage | None":
+        """The section's best-scoring blocks that fit in room tokens, or None."""
+        order = sorted(range(len(section.blocks)), key=lambda k: (-scores[k], k))
+        used = counter.text(_header(doc, section)) + 8
+        kept: list[int] = []
+        for k in order:
+            if scores[k] < 0 or (scores[k] == 0 and kept):
+                break
+            c = counter.text(section.blocks[k].text) + 8
+            if used + c <= room:
+                kept.append(k)
+                used += c
+        if not kept:
+            return None
+        return cls(doc, section, tuple(sorted(kept)), rank)
+
+    @property
+    def complete(self) -> bool:
+        return self.blocks is None or len(self.blocks) == len(self.section.blocks)
+
+    @property
+    def pages(self) -> list[int]:
+        idx = range(len(self.section.blocks)) if self.blocks is None else self.blocks
+        pages = [self.section.blocks[k].page for k in idx]
+        return sorted(set(pages)) or [self.section.page_start]
+
+    def render(self) -> str:
+        """Heading with its page marker, then the blocks, with a marker where the page changes."""
+        s = self.section
+        lines = [_header(self.doc, s)] if s.heading_path else []
+        page = s.blocks[self.blocks[0] if self.blocks else 0].page if s.blocks else s.page_start
+        if not s.heading_path:
+            lines.append(page_marker(self.doc, page))
+        prev = -1
+        for k in (range(len(s.blocks)) if self.blocks is None else self.blocks):
+            b = s.blocks[k]
+            if prev >= 0 and k != prev + 1:
+                lines.append(OMITTED)
+            elif self.blocks and prev < 0 and k > 0:
+                lines.append(OMITTED)
+            if b.page != page:
+                page = b.page
+                lines.append(page_marker(self.doc, page))
+            lines.append(b.text)
+            prev = k
+        if self.blocks is not None and prev != len(s.blocks) - 1:
+            lines.append(OMITTED)
+        return "\n".join(lines)
+
+    def cost(self, counter: Counter) -> int:
+        """Tokens of the rendered passage (plus its separator)."""
+        d, s = self.doc, self.section
+        if self.blocks is None and s.tokens > 0 and d.tokenizer and d.tokenizer == counter.name:
+            # Ingestion counted the body with this tokenizer: add only heading and markers.
+            extra = sum(counter.text(page_marker(d, p)) + 1 for p in self.pages[1:])
+            return s.tokens + counter.text(_header(d, s)) + extra + 2 * len(s.blocks) + 2
+        return counter.text(self.render()) + 2
+
+
+def _header(doc: Document, section: Section) -> str:
+    if not section.heading_path:
+        return ""
+    return f"#### {section.heading} {page_marker(doc, section.page_start)}"
+
+
+def render_passages(documents: Sequence[Document], names: Sequence[object],
+                    picked: Sequence[Sequence[Passage]], language: str = "en") -> str:
+    """The excerpts block: per document its passages in document order, gaps marked."""
+    parts = []
+    for doc, name, passages in zip(documents, names, picked):
+        if not passages:
+            continue
+        chunks = [prompts.document_header(doc.name, language)]
+        prev = None
+        for p in sorted(passages, key=lambda p: p.section.index):
+            if prev is not None and p.section.index != prev + 1:
+                chunks.append(OMITTED)
+            chunks.append(p.render())
+            prev = p.section.index
+        if prev is not None and prev != doc.sections[-1].index:
+            chunks.append(OMITTED)
+        parts.append("\n\n".join(chunks))
+    return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Outline:
+    """Heading paths with page markers, as deep as the outline budget allows."""
+    text: str
+    tokens: int
+    dropped: int  # headings left out
+    entries: tuple[tuple[tuple[int, str], ...], ...]  # per document: (level, line)
+    headers: tuple[str, ...]
+    depth: int
+    keep: int  # most entries kept per document at depth 1
+
+    def smaller(self) -> "Outline | None":
+        """The next smaller outline (one level less; then fewer top-level entries)."""
+        if self.depth > 1:
+            return _render_outline(self.entries, self.headers, self.depth - 1, self.keep, None)
+        if self.keep > 0:
+            return _render_outline(self.entries, self.headers, 1, self.keep // 2, None)
+        if self.text:
+            return Outline("", 0, self.dropped, self.entries, self.headers, 1, 0)
+        return None
+
+
+def build_outline(documents: Sequence[Document], names: Sequence[object], counter: Counter,
+                  budget: int, language: str = "en") -> Outline:
+    """The deepest outline of every document that fits budget tokens (top levels first)."""
+    entries = [_outline_entries(doc) for doc in documents]
+    headers = tuple(f"{doc.name} ({len(doc.pages)} pages)" for doc in documents)
+    depth = max((lvl for e in entries for lvl, _ in e), default=1)
+    keep = max((len(e) for e in entries), default=0)
+    for dep in range(depth, 0, -1):
+        cost = sum(counter.text(h) + 2 for h in headers)
+        cost += sum(counter.text(line) + 1 for e in entries for lvl, line in e if lvl <= dep)
+        if cost <= budget:
+            return _render_outline(entries, headers, dep, keep, counter)
+    # Even the top level is too long: keep its first entries.
+    while keep > 0:
+        keep //= 2
+        out = _render_outline(entries, headers, 1, keep, counter)
+        if out.tokens <= budget:
+            return out
+    return _render_outline(entries, headers, 1, 0, counter)
+
+
+def _outline_entries(doc: Document) -> tuple[tuple[int, str], ...]:
+    """(depth, line) for every distinct heading path prefix, in document order."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for s in doc.sections:
+        for k in range(1, len(s.heading_path) + 1):
+            path = s.heading_path[:k]
+            if path in seen:
+                continue
+            seen.add(path)
+            out.append((k, "  " * (k - 1) + f"{path[-1]} {page_marker(doc, s.page_start)}"))
+    return tuple(out)
+
+
+def _render_outline(entries, headers, depth: int, keep: int, counter: Counter | None) -> Outline:
+    parts = []
+    dropped = 0
+    for e, head in zip(entries, headers):
+        lines = [line for lvl, line in e if lvl <= depth]
+        more = len(e) - min(len(lines), keep)
+        lines = lines[:keep]
+        dropped += more
+        if more:
+            lines.append(f"[… {more} more headings]")
+        parts.append("\n".join([f"- {head}", *lines]))
+    text = "\n".join(parts)
+    tokens = counter.text(text) if counter is not None else 0
+    return Outline(text, tokens, dropped, tuple(entries), tuple(headers), depth, keep)

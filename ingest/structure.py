@@ -1,0 +1,321 @@
+"""Sections and blocks from page text: headings (outline or text), code, tables, lists, prose."""
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ingest.document import Block, Page, Section
+
+logger = logging.getLogger(__name__)
+
+MAX_HEADING_CHARS = 100
+MAX_BLOCK_CHARS = 4000  # a prose paragraph longer than this is cut at a line end
+
+
+class OutlineLike(Protocol):
+    title: str
+    level: int
+    page: int
+
+
+@dataclass
+class _Heading:
+    start: int  # first line of the heading
+    end: int  # first line after it
+    rank: float  # raw depth; compressed to 1..n levels later
+    title: str
+
+
+# ---- headings found in text ------------------------------------------------------------------
+
+_ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
+_MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})\.?[ \t]+(\S.*)$")
+_CHAPTER = re.compile(r"^(chapter|appendix|part)[ \t]+([0-9]{1,3}|[ivxlc]{1,6}|[a-z])\b[.:]?[ \t]*(.*)$", re.IGNORECASE)
+_ZH_HEADINGS = (
+    (re.compile(f"^第[{_ZH_NUM}]+[部篇卷]"), 0.0),
+    (re.compile(f"^第[{_ZH_NUM}]+章"), 1.0),
+    (re.compile(f"^第[{_ZH_NUM}]+节"), 2.0),
+    (re.compile(r"^[一二三四五六七八九十]{1,3}、"), 2.5),
+    (re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]"), 3.5),
+)
+_SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
+_LEADERS = re.compile(r"\.\s?\.\s?\.|…")
+_TRAILING_PAGE = re.compile(r"\s\d{1,4}$")
+_SENTENCE_END = re.compile(r"[.,;。，；]$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_CANDIDATE_START = re.compile(f"[0-9#cCaApP第（({_ZH_NUM}]")
+
+
+def _title_ok(title: str, max_words: int = 12) -> bool:
+    first = title[0]
+    if not (first.isalpha() and not first.islower()) and first not in "\"'“(":
+        return False
+    if _LEADERS.search(title) or _TRAILING_PAGE.search(title) or _SENTENCE_END.search(title):
+        return False
+    return len(title.split()) <= max_words
+
+
+def _plausible_next(prev: tuple[int, ...] | None, num: tuple[int, ...]) -> bool:
+    """True when num can follow prev in a numbering (sibling, child or ancestor step, small gaps)."""
+    if prev is None:
+        return True
+    for k in range(len(prev)):
+        if num[:k] == prev[:k] and len(num) == k + 1 and 0 < num[k] - prev[k] <= 2:
+            return True
+        if len(num) == k + 2 and num[:k] == prev[:k] and 0 < num[k] - prev[k] <= 2 and num[k + 1] == 1:
+            return True
+    return num[: len(prev)] == prev and len(num) > len(prev) and all(x == 1 for x in num[len(prev):])
+
+
+def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
+    heads: list[_Heading] = []
+    setext_ranks: dict[str, int] = {"=": 1, "-": 2} if markdown else {}
+    prev_num: tuple[int, ...] | None = None
+    in_fence = False
+    n = len(lines)
+    for i, raw in enumerate(lines):
+        if _FENCE.match(raw):
+            in_fence = not in_fence
+            continue
+        line = raw.strip()
+        if in_fence or not line or len(line) > MAX_HEADING_CHARS:
+            continue
+        if markdown and (m := _MD_ATX.match(raw)):
+            heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
+            continue
+        nxt = lines[i + 1] if i + 1 < n else ""
+        if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) and (i == 0 or not lines[i - 1].strip() or markdown) \
+                and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+":
+            ch = m.group(1)
+            rank = setext_ranks.setdefault(ch, len(setext_ranks) + 1)
+            num = _NUMBERED.match(line)
+            if num:
+                prev_num = tuple(int(x) for x in num.group(1).split("."))
+            heads.append(_Heading(i, i + 2, float(rank), line))
+            continue
+        if markdown or not _CANDIDATE_START.match(line):
+            continue
+        if m := _NUMBERED.match(line):
+            num = tuple(int(x) for x in m.group(1).split("."))
+            if _title_ok(m.group(2)) and _plausible_next(prev_num, num):
+                prev_num = num
+                heads.append(_Heading(i, i + 1, float(len(num)), line))
+            continue
+        if m := _CHAPTER.match(line):
+            rest = m.group(3)
+            if not rest or _title_ok(rest):
+                if m.group(2).isdigit():
+                    prev_num = (int(m.group(2)),)
+                end = i + 1
+                title = line
+                if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
+                    title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"
+                rank = 0.0 if m.group(1).lower() == "part" else 1.0
+                heads.append(_Heading(i, end, rank, title))
+            continue
+        if len(line) <= 40 and not _SENTENCE_END.search(line):
+            for pattern, rank in _ZH_HEADINGS:
+                if pattern.match(line):
+                    heads.append(_Heading(i, i + 1, rank, line))
+                    break
+    return heads
+
+
+# ---- headings from a PDF outline ------------------------------------------------------------
+
+_NON_WORD = re.compile(r"[\W_]+")
+_CHAPTER_PREFIX = re.compile(r"^(?:(?:chapter|appendix|part|section)(?:\s+\w+)?|[A-Z]{2,12}|\d{1,3}|第.{1,4}[章部篇])$", re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    return _NON_WORD.sub("", text.lower())
+
+
+def _find_title(lines: list[str], lo: int, hi: int, title: str) -> tuple[int, int] | None:
+    want = _norm(title)
+    if not want:
+        return None
+    for i in range(lo, hi):
+        got = _norm(lines[i])
+        if not got:
+            continue
+        if got.endswith(want) and (len(got) - len(want) <= 12):
+            return i, i + 1
+        if want.startswith(got) and i + 1 < hi and len(got) >= 3:
+            both = got + _norm(lines[i + 1])
+            if both.endswith(want) and len(both) - len(want) <= 12:
+                return i, i + 2
+    return None
+
+
+def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[int, int],
+                      outline: Sequence[OutlineLike]) -> list[_Heading]:
+    heads: list[_Heading] = []
+    pos = 0
+    n = len(lines)
+    for entry in sorted(outline, key=lambda e: e.page):
+        page_start = first_line.get(entry.page)
+        if page_start is None:
+            continue
+        lo = max(pos, page_start)
+        hi = first_line.get(entry.page + 1, n)
+        found = _find_title(lines, lo, max(hi, lo), entry.title)
+        if found is None:
+            start = end = lo
+            title = entry.title
+        else:
+            start, end = found
+            title = entry.title
+            if _norm(lines[start]) != _norm(entry.title) and end == start + 1:
+                title = lines[start].strip()  # keeps the number: "1.1 Scope"
+            # "CHAPTER" / "ONE" printed above the chapter title belong to the heading.
+            for _ in range(2):
+                if start > lo and line_pages[start - 1] == entry.page and _CHAPTER_PREFIX.match(lines[start - 1].strip()):
+                    start -= 1
+        heads.append(_Heading(start, end, float(entry.level), title))
+        pos = end
+    return heads
+
+
+# ---- blocks ----------------------------------------------------------------------------------
+
+_CODE_LINE = re.compile(
+    r"""^\s*(?:\$|\#|>>>|\.\.\.)\s
+    |^\s*(?:from\s+[\w.]+\s+)?import\s+[\w.*]+
+    |^\s*(?:def|class|return|elif|else|for|while|try|except|with|raise|yield|var|let|const|function|
+         public|private|static|void|int|char|\#include|\#define|sudo|apt-get|apt|if)\b.*[:;{}()=]\s*$
+    |[;{}]\s*$
+    |^\s*[\w.\[\]'"]+\s*[-+*/|&]?=\s*\S
+    |^\s*[\w.]+\(.*\)[;,]?\s*$
+    |^\s*[})\]]+[;,)]*\s*$
+    |^(?:\ {4}|\t)\s*\S""",
+    re.VERBOSE,
+)
+_TABLE_LINE = re.compile(r"\S(?: {2,}|\t)\S(?:.*\S)?(?: {2,}|\t)\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+\s*$|^\s*=+(?: +=+)+\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙●○■□\-–—*+]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivx]{1,4}\))\s+\S")
+_PARA_END = re.compile(r"[.!?:。！？：][\"”’)]?$")
+
+
+def _tag(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if _FENCE.match(line):
+        return "fence"
+    if _TABLE_LINE.search(line):
+        return "table"
+    if _LIST_ITEM.match(line):
+        return "list"
+    if _CODE_LINE.search(line):
+        return "code"
+    return "text"
+
+
+def _blocks(lines: list[str], pages: list[int], lo: int, hi: int) -> list[Block]:
+    tags = [_tag(lines[i]) for i in range(lo, hi)]
+    wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
+    blocks: list[Block] = []
+    i = lo
+
+    def emit(kind: str, start: int, stop: int) -> None:
+        text = "\n".join(lines[start:stop]).strip("\n")
+        if text.strip():
+            blocks.append(Block(kind=kind, text=text, page=pages[start]))
+
+    def tag(j: int) -> str:
+        return tags[j - lo] if lo <= j < hi else "blank"
+
+    while i < hi:
+        t = tag(i)
+        if t == "blank":
+            i += 1
+            continue
+        start = i
+        if t == "fence":
+            i += 1
+            while i < hi and tag(i) != "fence":
+                i += 1
+            emit("code", start, min(i + 1, hi))
+            i += 1
+            continue
+        if t in ("table", "code") and tag(i + 1) in (t, "blank") and tag(i + 2 if tag(i + 1) == "blank" else i + 1) == t:
+            while i < hi:
+                nxt = tag(i + 1)
+                if nxt == t or (nxt == "blank" and tag(i + 2) == t):
+                    i += 1
+                elif t == "code" and nxt in ("text", "list") and tag(i + 2) == "code" and len(lines[i + 1]) < 60:
+                    i += 1  # one plain-looking line inside a run of code ("hello(c)")
+                else:
+                    break
+            emit(t, start, i + 1)
+            i += 1
+            continue
+        kind = "list" if t == "list" else "prose"
+        size = 0
+        while i < hi:
+            line = lines[i]
+            size += len(line) + 1
+            nxt = tag(i + 1)
+            if nxt in ("blank", "fence") or (nxt == "list" and kind == "prose") or (nxt == "code" and tag(i + 2) == "code"):
+                break
+            if nxt == "table" and tag(i + 2) == "table":
+                break
+            if kind == "list" and nxt == "text" and _PARA_END.search(line.rstrip()) and len(line.rstrip()) < 0.85 * wrap:
+                break
+            if kind == "prose" and _PARA_END.search(line.rstrip()) and len(line.rstrip()) < 0.85 * wrap:
+                break
+            if size > MAX_BLOCK_CHARS:
+                break
+            i += 1
+        emit(kind, start, i + 1)
+        i += 1
+    return blocks
+
+
+def _section_kind(blocks: Sequence[Block]) -> str:
+    if not blocks:
+        return "prose"
+    sizes: dict[str, int] = {}
+    for b in blocks:
+        sizes[b.kind] = sizes.get(b.kind, 0) + len(b.text)
+    kind, size = max(sizes.items(), key=lambda kv: kv[1])
+    return kind if size >= 0.7 * sum(sizes.values()) else "mixed"
+
+
+def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None = None,
+                   markdown: bool = False) -> list[Section]:
+    """Cut cleaned pages into sections (a heading's own text up to the next heading) of blocks."""
+    lines: list[str] = []
+    line_pages: list[int] = []
+    first_line: dict[int, int] = {}
+    for page in pages:
+        first_line[page.number] = len(lines)
+        page_lines = page.text.split("\n")
+        lines.extend(page_lines)
+        line_pages.extend([page.number] * len(page_lines))
+    if not lines:
+        return []
+    heads = _outline_headings(lines, line_pages, first_line, outline) if outline else _text_headings(lines, markdown)
+    levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
+    sections: list[Section] = []
+    path: list[tuple[int, str]] = []  # (level, title) stack
+    bounds = [(0, 0, 0, "")] + [(h.start, h.end, levels[h.rank], h.title) for h in heads]
+    for k, (start, end, level, title) in enumerate(bounds):
+        stop = bounds[k + 1][0] if k + 1 < len(bounds) else len(lines)
+        if level:
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, title))
+        blocks = _blocks(lines, line_pages, end, max(stop, end))
+        if not level and not blocks:
+            continue  # nothing before the first heading
+        first = line_pages[min(start, len(lines) - 1)]
+        last = line_pages[min(max(stop - 1, start), len(lines) - 1)]
+        sections.append(Section(
+            index=len(sections), heading_path=tuple(t for _, t in path), level=level,
+            page_start=first, page_end=max(first, last), kind=_section_kind(blocks), blocks=tuple(blocks),
+        ))
+    return sections

@@ -1,0 +1,93 @@
+"""Plain text and Markdown files: encoding detection and splitting into pseudo-pages."""
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+from pathlib import Path
+
+from docchat.errors import DocumentError
+
+logger = logging.getLogger(__name__)
+
+PAGE_CHARS = 3000  # target size of a pseudo-page of a text file
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+# charset-normalizer names the narrower Chinese codecs; decode with their supersets.
+_SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs"}
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def detect_encoding(data: bytes) -> str:
+    """Name of the codec for data: a BOM wins, then UTF-8 if it decodes, then charset-normalizer."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    try:
+        data.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None:
+        raise DocumentError("The file is not text in any encoding docchat knows (binary?); convert it to UTF-8 or PDF.")
+    name = codecs.lookup(best.encoding).name.replace("_", "-")
+    return _SUPERSETS.get(name, name)
+
+
+def read_text(path: str | Path) -> tuple[str, str]:
+    """Decoded text of a file and the encoding used."""
+    data = Path(path).read_bytes()
+    encoding = detect_encoding(data)
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        logger.warning("%s: undecodable bytes in %s replaced", Path(path).name, encoding)
+        text = data.decode(encoding, errors="replace")
+    if "\x00" in text and text.count("\x00") > len(text) // 100:
+        raise DocumentError(f"{Path(path).name} looks binary, not text; convert it to UTF-8 text or PDF.")
+    return text.lstrip("\ufeff"), encoding
+
+
+def split_pages(text: str, page_chars: int = PAGE_CHARS) -> list[str]:
+    """Cut a text file into pages so that citations like [p. 3] point somewhere useful.
+
+    Text files have no pages. A form feed marks a page where the file has them (as
+    pdftotext and man pages do); otherwise pages are about `page_chars` characters, cut
+    at a blank line (not inside a Markdown code fence unless it runs past four times that
+    size), or at a line end when a single paragraph runs past twice that size.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\f" in text:
+        pages = text.split("\f")
+        if pages and not pages[-1].strip():
+            pages.pop()
+        return pages or [""]
+    if len(text) <= page_chars:
+        return [text]
+    pages: list[str] = []
+    current: list[str] = []
+    size = 0
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        at_break = (not in_fence and (not line.strip() and size >= page_chars or size >= 2 * page_chars)
+                    or size >= 4 * page_chars)
+        if at_break:
+            pages.append("\n".join(current))
+            current, size = [], 0
+            if not line.strip():
+                continue
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        pages.append("\n".join(current))
+    return [p for p in pages if p.strip()] or [""]

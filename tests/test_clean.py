@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from ingest.clean import (clean_pages, clean_text, is_garbage, join_hyphenated, nfkc, strip_controls,
+                          strip_running_lines)
+
+
+def test_nfkc_folds_ligatures_but_keeps_chinese_punctuation():
+    assert nfkc("\ufb01le \ufb02ow") == "file flow"
+    assert nfkc("你好，世界：ＡＢＣ") == "你好，世界：ABC"
+
+
+def test_strip_controls():
+    assert strip_controls("a\r\nb\rc\fd\x00e\x07f\u00adg\tz") == "a\nb\nc\ndefg\tz"
+
+
+def test_join_hyphenated_rules():
+    assert join_hyphenated("the manage-\nment of it") == "the management of it"
+    # the hyphenated form occurs elsewhere and the closed one does not: keep the hyphen
+    assert join_hyphenated("a well-\nknown tool", vocabulary="it is well-known") == "a well-known tool"
+    # next line starts upper case: a real line break after a dash, left alone
+    assert join_hyphenated("Debian-\nPolicy") == "Debian-\nPolicy"
+    assert join_hyphenated("hori\ufffezontally") == "horizontally"
+
+
+def test_clean_text_collapses_blank_lines_and_trailing_spaces():
+    assert clean_text("a  \n\n\n\nb\x0c") == "a\n\nb"
+
+
+def test_clean_pages_uses_whole_document_vocabulary():
+    pages = clean_pages(["a well-\nknown thing", "every well-known rule"])
+    assert pages[0] == "a well-known thing"
+
+
+def _pages(n: int) -> list[str]:
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    return [f"Acme Manual, Release 2.{k % 3}\nAbout {words[k]} today.\nThen {words[k + 1]} later.\n{k}"
+            for k in range(1, n + 1)]
+
+
+def test_running_header_and_page_number_removed():
+    pages, removed = strip_running_lines(_pages(10))
+    assert removed == 20
+    assert all("Acme Manual" not in p for p in pages)
+    assert pages[3] == "About epsilon today.\nThen zeta later."
+
+
+def test_running_lines_need_enough_pages():
+    pages = ["Header X\nbody one", "Header X\nbody two", "other\nbody three"] + [f"p{k}\nbody" for k in range(8)]
+    out, _ = strip_running_lines(pages)
+    assert out[0].startswith("Header X")  # on 2 of 11 pages: not a running header
+
+
+def test_footer_with_section_title_and_label():
+    pages = [f"Title {k}\ntext {k}\n2.5. Priorities {k + 10}" for k in range(1, 5)]
+    out, _ = strip_running_lines(pages, labels=[str(k + 10) for k in range(1, 5)])
+    assert all("Priorities" not in p for p in out)
+
+
+def test_garbage_detection():
+    assert is_garbage("sw | \\ + ~= ;: | 400 + t= 1] }{ ~ BH {note 1] = | \\ +", ocr_layer=True)
+    assert not is_garbage("This is an ordinary sentence of English text, nothing odd.", ocr_layer=True)
+    assert is_garbage("@#$%^&*()_+ {}|:<>? ~~~ ^^^ @@@ ### %%% &&& *** ((( ))) ||| ;;;")
+    assert not is_garbage("1.1 Scope . . . . . . . . . . . . . . . . . . . 3\n1.2 Other . . . . . . . . . . 4")
+    assert not is_garbage("命名管道是一个像管道一样的文件。你把内容放进了文件，它从另一端出来。")

@@ -1,0 +1,343 @@
+"""Packing: the window guarantee (real SmolLM2 tokenizer and tiny ones), whole fit, blocks
+never cut, page markers, relevance, follow-ups (English and Chinese), fairness across
+documents, history shortening before evidence is dropped, the outline."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from docchat.backends import Message
+from docchat.backends.echo import EchoBackend
+from docchat.errors import ContextTooLong
+from docchat.packing import PackedContext, pack, split_history
+from docchat.retrieval import SectionIndex
+from ingest.document import Block, Document, Page, Section
+
+FILLER = ("The system keeps its records in plain files that the administrator can read "
+          "and change with any editor, and every change is written to the log. ")
+ZH_FILLER = "系统把记录保存在普通文件中，管理员可以用任何编辑器阅读和修改，每次修改都会写入日志。"
+
+
+class CharBackend:
+    """A tiny tokenizer: one token per character; chat framing of 5 tokens a message."""
+    name = "chars"
+    model = "chars"
+
+    def __init__(self, context_window: int) -> None:
+        self.context_window = context_window
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+    def count_prompt_tokens(self, messages) -> int:
+        return sum(len(m.content) + 5 for m in messages) + 3
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    """The default backend's real tokenizer and chat template, without loading weights."""
+    import llama_cpp
+
+    from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path
+
+    llama = llama_cpp.Llama(model_path=str(bundled_model_path()), vocab_only=True, verbose=False)
+    return LlamaCppBackend(llama=llama)
+
+
+def section(i, path, blocks, level=None):
+    blocks = tuple(Block(k, t, p) for k, t, p in blocks)
+    return Section(index=i, heading_path=tuple(path), level=level or len(path),
+                   page_start=blocks[0].page, page_end=blocks[-1].page, kind="prose",
+                   blocks=blocks)
+
+
+def document(name, sections, pages=None, language="en", labels=None):
+    n = pages or max(b.page for s in sections for b in s.blocks)
+    labels = labels or {}
+    return Document(path=name, sha256=name, name=name, kind="pdf", language=language,
+                    pages=[Page(k, "", labels.get(k)) for k in range(1, n + 1)],
+                    sections=sections)
+
+
+def manual(name="manual.pdf", chapters=12, per=6):
+    """A long English manual: chapters of sections, two pages each, with code and tables."""
+    secs, page = [], 1
+    topics = ["mirror", "kernel", "printer", "firewall", "locale", "backup", "cron", "sound",
+              "swap", "proxy", "fonts", "quota"]
+    for c in range(chapters):
+        for k in range(per):
+            i = len(secs)
+            t = topics[(c + k) % len(topics)]
+            blocks = [("prose", f"S{i}a: the {t} settings. " + FILLER * 3 + f"S{i}a.", page),
+                      ("code", f"# S{i}b\n$ configure-{t} --level {i}\n$ systemctl restart "
+                               f"{t}{i}  # S{i}b.", page),
+                      ("prose", f"S{i}c: " + FILLER * 2 + f"End of section {i}. S{i}c.", page + 1),
+                      ("table", f"S{i}d | value\n{t}_{i} | on\nretries | {i} S{i}d.", page + 1)]
+            secs.append(section(i, (f"{c + 1} Chapter on {topics[c % 12]}",
+                                    f"{c + 1}.{k + 1} The {t} setup {i}"), blocks))
+            page += 2
+    return document(name, secs)
+
+
+def frob_doc():
+    secs = [section(0, ("1 Introduction",), [("prose", FILLER * 4, 1)]),
+            section(1, ("2 The frobnicator",), [
+                ("prose", FILLER * 2, 2),
+                ("prose", "The frobnicator function takes two arguments. The first argument "
+                          "names the widget to frobnicate.", 2),
+                ("prose", "The second argument sets the wobble factor, a number from 0 to 9.", 2),
+            ]),
+            section(2, ("3 The quuxifier",), [
+                ("prose", FILLER * 2, 3),
+                ("prose", "The quuxifier takes a second argument too: its second argument is "
+                          "the retry count, and the second argument defaults to 3.", 3)]),
+            section(3, ("4 Logging",), [("prose", FILLER * 6, 4)])]
+    return document("frob.pdf", secs)
+
+
+def zh_doc():
+    secs = [section(0, ("第一章 简介",), [("prose", ZH_FILLER * 6, 1)]),
+            section(1, ("第二章 数据备份",), [
+                ("prose", "备份数据有三种方法。第一种方法是用 rsync 把文件复制到另一台机器。", 2),
+                ("prose", "第二种方法是用 tar 打包整个目录，再压缩保存到移动硬盘。", 2),
+                ("prose", "第三种方法是使用快照。", 3),
+            ]),
+            section(2, ("第三章 网络",), [("prose", ZH_FILLER * 6 + "网络接口在这里配置。", 4)]),
+            section(3, ("第四章 声音",), [("prose", ZH_FILLER * 8, 5)])]
+    return document("zh.pdf", secs, language="zh")
+
+
+def check_fits(p: PackedContext, backend, max_new: int, window: int) -> None:
+    assert backend.count_prompt_tokens(p.messages) == p.tokens
+    assert p.tokens + max_new <= window
+
+
+def all_blocks(docs):
+    return [b for d in docs for s in d.sections for b in s.blocks]
+
+
+# --- the window guarantee ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("window", [700, 1500, 4096, 16384])
+def test_exact_window_with_smollm_tokenizer(smollm, window):
+    docs = [manual(), zh_doc()]
+    history = [Message("user", "Where is the mirror configured?"),
+               Message("assistant", "In section 3 [p. 5]. " + FILLER * 3)]
+    p = pack(docs, "How do I set the mirror and restart the kernel service?", smollm,
+             history=history, max_new_tokens=200, context_window=window)
+    check_fits(p, smollm, 200, window)
+    assert p.tokenizer == "llamacpp:SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not p.whole:
+        assert p.tokens >= 0.8 * (window - 200)  # the budget is used, not wasted
+
+
+@pytest.mark.parametrize("window", [800, 1300, 2500, 9000, 40000])
+def test_exact_window_with_char_tokenizer(window):
+    b = CharBackend(window)
+    p = pack([manual(), zh_doc()], "备份 mirror firewall?", b, max_new_tokens=100)
+    check_fits(p, b, 100, window)
+    assert p.tokens >= 0.8 * (window - 100) or p.whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(window=st.integers(200, 6000), max_new=st.integers(0, 200), turns=st.integers(0, 6))
+def test_window_guarantee_property(window, max_new, turns):
+    b = EchoBackend(context_window=window)
+    history = []
+    for k in range(turns):
+        history += [Message("user", f"question {k} about the printer? " * 3),
+                    Message("assistant", f"answer {k} " + FILLER)]
+    question = "printer setup"
+    try:
+        p = pack([manual(chapters=4)], question, b, history=history, max_new_tokens=max_new)
+    except ContextTooLong:
+        bare = pack([], question, EchoBackend(context_window=10**6), max_new_tokens=0)
+        assert bare.tokens + max_new > window  # only when the question alone cannot fit
+        return
+    check_fits(p, b, max_new, window)
+
+
+def test_question_too_long_raises():
+    with pytest.raises(ContextTooLong, match="shorten it"):
+        pack([frob_doc()], "word " * 500, CharBackend(300), max_new_tokens=10)
+
+
+# --- whole fit, blocks, markers ------------------------------------------------------
+
+
+def test_everything_fits_in_order():
+    doc = manual(chapters=2, per=3)
+    p = pack([doc], "kernel?", CharBackend(100_000), max_new_tokens=100)
+    assert p.whole and p.dropped.sections == 0
+    assert p.sections == [("manual.pdf", s.index) for s in doc.sections]
+    positions = [p.text.index(b.text) for b in all_blocks([doc])]
+    assert positions == sorted(positions)
+    assert "[…]" not in p.text.split("## Document excerpts")[1]
+
+
+@pytest.mark.parametrize("window", range(1200, 6000, 400))
+def test_blocks_never_cut(window):
+    docs = [manual(chapters=3)]
+    p = pack(docs, "How do I restart the firewall?", CharBackend(window), max_new_tokens=50)
+    kept = 0
+    for b in all_blocks(docs):
+        tag = b.text.split()[0].strip(":") if b.kind != "code" else b.text.split()[1]
+        if re.search(rf"\b{tag}\b", p.text):  # any part of the block is in ...
+            assert b.text in p.text, f"block cut: {tag}"  # ... then all of it
+            kept += 1
+    assert kept >= 2
+
+
+def test_page_markers_where_the_page_changes():
+    doc = frob_doc()
+    doc.sections[1] = section(1, ("2 The frobnicator",), [
+        ("prose", "The frobnicator takes two arguments.", 2),
+        ("code", "frob(widget, wobble)", 2), ("prose", "The wobble is a number.", 3)])
+    doc = document("frob.pdf", doc.sections, labels={2: "xii", 3: "xiii"})
+    p = pack([doc], "frobnicator wobble", CharBackend(100_000), max_new_tokens=10)
+    text = p.text.split("## Document excerpts")[1]
+    assert "#### 2 The frobnicator [p. xii]" in text
+    assert text.index("frob(widget, wobble)") < text.index("[p. xiii]") < text.index(
+        "The wobble is a number.")
+    assert ("frob.pdf", 2) in p.pages and ("frob.pdf", 3) in p.pages
+    assert "[p. 1]" in text and "[p. 4]" in text  # unlabelled pages keep their number
+
+
+def test_partial_section_keeps_most_relevant_blocks_whole():
+    blocks = [("prose", FILLER * 3, 1 + k // 3) for k in range(30)]
+    blocks[17] = ("code", "def quux_handler(x):\n    return x * 2", 6)
+    blocks[25] = ("table", "quux | limit\nalpha | 3", 9)
+    big = section(0, ("1 Everything",), blocks)
+    doc = document("big.pdf", [big, section(1, ("2 Other",), [("prose", FILLER, 11)])])
+    p = pack([doc], "What does quux_handler return and what is the quux limit?",
+             CharBackend(2000), max_new_tokens=50)
+    assert "def quux_handler(x):\n    return x * 2" in p.text
+    assert "quux | limit\nalpha | 3" in p.text
+    assert p.dropped.partial_sections == 1 and "[…]" in p.text
+    assert ("big.pdf", 6) in p.pages and ("big.pdf", 9) in p.pages
+
+
+# --- relevance, follow-ups, languages --------------------------------------------------
+
+
+def test_relevant_section_then_neighbours():
+    doc = manual()
+    target = next(s for s in doc.sections if "setup 40" in s.title)
+    p = pack([doc], f"What does configure-{target.title.split()[2]} --level 40 do?",
+             CharBackend(6000), max_new_tokens=50)
+    got = [i for _, i in p.sections]
+    assert 40 in got and (39 in got or 41 in got)
+    assert not p.whole and p.dropped.sections > 0
+
+
+def test_follow_up_question_uses_the_previous_turn():
+    docs = [frob_doc()]
+    history = [Message("user", "What does the frobnicator function take?"),
+               Message("assistant", "Two arguments [p. 2].")]
+    b = CharBackend(1200)
+    p = pack(docs, "And its second argument?", b, history=history, max_new_tokens=50)
+    assert "wobble factor" in p.text and "retry count" not in p.text
+    alone = pack(docs, "And its second argument?", b, max_new_tokens=50)
+    assert "retry count" in alone.text  # the question alone points elsewhere
+
+
+def test_chinese_follow_up_and_chinese_prompt():
+    doc = zh_doc()
+    history = [Message("user", "备份数据有哪些方法？"), Message("assistant", "有三种方法 [p. 2]。")]
+    p = pack([doc], "那第二种方法呢？", CharBackend(450), history=history, max_new_tokens=50)
+    assert "第二种方法是用 tar 打包整个目录" in p.text
+    assert p.language == "zh" and "请用中文回答" in p.messages[0].content
+    assert not p.whole
+
+
+def test_chinese_question_about_english_document():
+    net = section(1, ("2 Network interface configuration",), [
+        ("prose", "Edit /etc/network/interfaces to configure each network interface.", 2)])
+    doc = document("en.pdf", [section(0, ("1 Introduction",), [("prose", FILLER * 5, 1)]),
+                              net, section(2, ("3 Sound",), [("prose", FILLER * 5, 3)]),
+                              section(3, ("4 Printing",), [("prose", FILLER * 5, 4)])])
+    p = pack([doc], "如何配置网络接口？", CharBackend(900), max_new_tokens=50)
+    assert "/etc/network/interfaces" in p.text and p.language == "zh"
+
+
+def test_store_search_and_memory_search_pack_the_same(store):
+    docs = [manual(), zh_doc()]
+    ids = [store.save_document(d) for d in docs]
+    loaded = [store.load_document(i) for i in ids]
+    b = CharBackend(3000)
+    q = "How do I restart the printer and where is 数据备份?"
+    via_store = pack(loaded, q, b, max_new_tokens=50,
+                     search=lambda text: store.search_sections(text, ids))
+    via_memory = pack(loaded, q, b, max_new_tokens=50)
+    assert via_store.sections == via_memory.sections
+    assert via_store.text == via_memory.text
+
+
+# --- several documents, history, outline -----------------------------------------------
+
+
+def test_documents_share_the_budget_fairly():
+    a, z = manual("a.pdf"), zh_doc()
+    b = CharBackend(5000)
+    p = pack([a, z], "firewall kernel mirror printer 网络", b, max_new_tokens=50)
+    per_doc = {name: sum(1 for d, _ in p.sections if d == name) for name in ("a.pdf", "zh.pdf")}
+    assert per_doc["a.pdf"] > 0 and per_doc["zh.pdf"] > 0
+    # The weakly relevant document still gets its floor share.
+    zh_chars = sum(len(s.text) for s in z.sections if ("zh.pdf", s.index) in p.sections)
+    assert zh_chars >= 0.15 * 5000
+
+
+def test_history_split_keeps_last_turns_whole():
+    hist = [Message("user" if k % 2 == 0 else "assistant", f"m{k}") for k in range(10)]
+    h = split_history(hist, 3)
+    assert [m.content for m in h.recent] == [f"m{k}" for k in range(4, 10)]
+    assert [m.content for m in h.older] == [f"m{k}" for k in range(4)]
+
+
+def test_older_turns_are_shortened_before_evidence_is_dropped():
+    doc = frob_doc()
+    older = [Message("user", "Tell me everything about logging and storage. " + FILLER * 6),
+             Message("assistant", "Logging writes files. " + FILLER * 10 + " THE END.")]
+    recent = [Message("user", f"recent question {k}? " + FILLER) if k % 2 == 0 else
+              Message("assistant", f"recent answer {k}. " + FILLER) for k in range(6)]
+    history = older + recent
+    doc_chars = sum(len(s.text) for s in doc.sections)
+    window = doc_chars + sum(len(m.content) for m in recent) + 1600
+    b = CharBackend(window)
+    p = pack([doc], "frobnicator?", b, history=history, max_new_tokens=50)
+    assert p.whole  # all evidence kept ...
+    assert p.dropped.turns_shortened == 2  # ... because the older turns were cut
+    contents = [m.content for m in p.messages[1:-1]]
+    assert contents[-6:] == [m.content for m in recent]  # the last three turns whole
+    assert contents[0].startswith("…") and contents[0].rstrip().endswith("written to the log.")
+    assert contents[1].startswith("Logging writes files.") and contents[1].endswith("THE END.")
+    # With room for everything, nothing is shortened.
+    roomy = pack([doc], "frobnicator?", CharBackend(window * 3), history=history)
+    assert roomy.dropped.turns_shortened == 0
+    assert [m.content for m in roomy.messages[1:-1]] == [m.content for m in history]
+
+
+def test_outline_always_present_and_compressed_top_levels_first():
+    doc = manual(chapters=12, per=6)
+    p = pack([doc], "kernel", CharBackend(3000), max_new_tokens=50)
+    outline = p.text.split("## Document excerpts")[0]
+    for c in range(12):
+        assert re.search(rf"^{c + 1} Chapter on \w+ \[p\. \d+\]$", outline, re.M)
+    assert "  1.1 The mirror setup 0" not in outline  # level 2 dropped first
+    assert p.dropped.outline_entries > 0
+    roomy = pack([doc], "kernel", CharBackend(200_000), max_new_tokens=50)
+    assert "  1.1 The mirror setup 0 [p. 1]" in roomy.text
+
+
+def test_in_memory_index_matches_the_store_ranking(store):
+    docs = [manual(), zh_doc()]
+    ids = [store.save_document(d) for d in docs]
+    loaded = [store.load_document(i) for i in ids]
+    index = SectionIndex(loaded)
+    for q in ["printer restart", "数据 备份 方法", "configure-kernel level 7 retries"]:
+        mine = [(h.doc_id, h.section) for h in index.search(q, limit=10)]
+        theirs = [(h.doc_id, h.section) for h in store.search_sections(q, ids, limit=10)]
+        assert mine[:5] == theirs[:5], q

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+import ingest
+from docchat.errors import DocumentError, PasswordRequired
+from ingest.pdf import extract_pages
+
+DATA = Path(__file__).parent / "data"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/corpus is absent (a clone without it)")
+
+
+@pytest.fixture(scope="module")
+def headers_doc():
+    return ingest.load_document(DATA / "headers.pdf")
+
+
+def test_running_header_and_footer_removed(headers_doc):
+    for page in headers_doc.pages:
+        assert "Acme Widget Manual, Release 2.0" not in page.text
+        assert "Page " not in page.text
+
+
+def test_page_labels(headers_doc):
+    assert headers_doc.page_labels
+    assert [p.label for p in headers_doc.pages] == ["i", "ii", "1", "2", "3", "4"]
+    assert headers_doc.pages[2].marker == "p. 1"
+
+
+def test_outline_sections_ligatures_and_hyphens(headers_doc):
+    titles = [s.heading_path for s in headers_doc.sections]
+    assert ("1 Introduction",) in titles and ("2 Installation",) in titles
+    intro = next(s for s in headers_doc.sections if s.title == "1 Introduction")
+    assert intro.page_start == 3 and intro.page_end == 4
+    assert "management of gadgets" in intro.text and "fine and flat" in intro.text
+    install = next(s for s in headers_doc.sections if s.title == "2 Installation")
+    code = [b for b in install.blocks if b.kind == "code"]
+    assert len(code) == 1 and code[0].text.startswith("def hello(c):") and code[0].text.endswith("c.save()")
+    assert headers_doc.tokens == sum(s.tokens for s in headers_doc.sections) > 0
+    assert headers_doc.kind == "pdf" and headers_doc.tokenizer == "cl100k_base" and headers_doc.language == "en"
+    assert len(headers_doc.sha256) == 64
+
+
+def test_outline_entries():
+    raw = extract_pages(DATA / "headers.pdf")
+    assert [(e.title, e.level, e.page) for e in raw.outline] == [("Introduction", 1, 3), ("Installation", 1, 5)]
+
+
+def test_broken_pdf():
+    with pytest.raises(DocumentError, match="not a readable PDF"):
+        ingest.load_document(DATA / "invalid.pdf")
+
+
+def test_encrypted_pdf_needs_password():
+    with pytest.raises(PasswordRequired, match="encrypted; give its password"):
+        ingest.load_document(DATA / "graph-encrypted.pdf")
+    with pytest.raises(PasswordRequired, match="Wrong password"):
+        ingest.load_document(DATA / "graph-encrypted.pdf", password="nope")
+    # the right password opens it; its only page is a picture
+    with pytest.raises(DocumentError, match="no text layer .*image.*ocrmypdf") as err:
+        ingest.load_document(DATA / "graph-encrypted.pdf", password="user")
+    assert not isinstance(err.value, PasswordRequired)
+
+
+def test_empty_user_password_opens():
+    doc = ingest.load_document(DATA / "form_dd0293.pdf")
+    assert len(doc.pages) == 4 and "DISCHARGE" in doc.text
+
+
+@pytest.mark.parametrize("name", ["linn.pdf", "scanned.pdf"])
+def test_scanned_pdf_has_no_text_layer(name):
+    with pytest.raises(DocumentError, match="no text layer.*OCR is needed.*ocrmypdf"):
+        ingest.load_document(DATA / name)
+
+
+def test_garbage_ocr_layer():
+    with pytest.raises(DocumentError, match="garbage text layer.*ocrmypdf --force-ocr"):
+        ingest.load_document(DATA / "garbage-ocr.pdf")
+
+
+def test_garbage_page_dropped_with_warning(tmp_path):
+    spec = importlib.util.spec_from_file_location("make_pdfs", DATA / "make_pdfs.py")
+    make_pdfs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_pdfs)
+    headers_pdf, write_pdf = make_pdfs.headers_pdf, make_pdfs.write_pdf
+    pages = headers_pdf()
+    pages.append({"image": True, "invisible": True, "lines": [(40.0, "sw | \\ + ~= ;: | t= 1] }{ ~ {note 2] |; \\ ^")]})
+    write_pdf(tmp_path / "mixed.pdf", pages)
+    doc = ingest.load_document(tmp_path / "mixed.pdf")
+    assert doc.pages[6].text == ""
+    assert any("page(s) 7" in w and "garbage" in w for w in doc.warnings)
+
+
+def test_zero_byte_unsupported_and_too_large(tmp_path):
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    with pytest.raises(DocumentError, match="empty"):
+        ingest.load_document(empty)
+    other = tmp_path / "sheet.xlsx"
+    other.write_bytes(b"PK\x03\x04")
+    with pytest.raises(DocumentError, match="unsupported file type .xlsx"):
+        ingest.load_document(other)
+    big = tmp_path / "big.pdf"
+    shutil.copy(DATA / "headers.pdf", big)
+    with pytest.raises(DocumentError, match="over the 0.001 MB limit"):
+        ingest.load_document(big, max_mb=0.001)
+    with pytest.raises(DocumentError, match="No such file"):
+        ingest.load_document(tmp_path / "missing.pdf")
+
+
+@needs_shared
+def test_debian_policy_running_header_gone():
+    doc = ingest.load_document(SHARED / "pdf" / "debian-policy.pdf")
+    assert len(doc.pages) == 193 and doc.page_labels
+    assert not any("Debian Policy Manual, Release 4.6.2.0" in p.text for p in doc.pages)
+    assert any(s.title.endswith("Scope") for s in doc.sections)
+
+
+@needs_shared
+def test_apssamp_ligatures_normalised():
+    doc = ingest.load_document(SHARED / "pdf" / "apssamp.pdf")
+    assert "\ufb01" not in doc.text and "\ufb02" not in doc.text
+    assert "\ufffe" not in doc.text and "\u00ad" not in doc.text
