@@ -62,16 +62,16 @@ def show_answer(text: str, status: str, metrics: dict, docs: list, live: bool = 
     if text or not metrics.get("error"):
         st.markdown(safe_markdown(text))
     if status == "stopped":
-        st.caption(f"⏹ {q('stopped')}")
+        st.caption(f":material/stop_circle: {q('stopped')}")
     elif status == "streaming" and not live:
-        st.caption(f"⚠ {q('interrupted')}")
+        st.caption(f":material/warning: {q('interrupted')}")
     if metrics.get("model"):
         st.caption(metrics_line(metrics, st.session_state.get("lang", "en")))
     found = (citations.from_dicts(metrics["sources"]) if "sources" in metrics
              else citations.find_sources(text, docs))
     for s in found:
         page = next((d.page(s.page) for d in docs if d.id == s.doc_id), None)
-        with st.expander(f"📄 {s.doc_name} · p. {s.label}"):
+        with st.expander(f"{s.doc_name} · p. {s.label}", icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
 
 
@@ -86,7 +86,7 @@ def live_text(g: chat.Generation) -> str:
 def show_live(g: chat.Generation, docs: list) -> None:
     """Stream an answer this page asked for: block until it ends; Stop cancels it."""
     body, stop = st.empty(), st.empty()
-    stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon="⏹")
+    stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon=":material/stop_circle:")
     for g in chat.follow(g):  # every poll sends a delta, so a Stop click interrupts at once
         body.markdown(live_text(g))
     stop.empty()
@@ -102,7 +102,7 @@ def follow_elsewhere(session_id: str, turn_id: int) -> None:
         st.rerun()
     st.caption(q("elsewhere"))
     st.markdown(live_text(g))
-    st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon="⏹")
+    st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon=":material/stop_circle:")
 
 
 def ingest(store: SessionStore, f, backend, session_id: str, password: str | None = None) -> dict:
@@ -171,7 +171,7 @@ def main() -> None:
         st.selectbox(q("language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
                      index=list(LANGUAGES).index(settings.language)
                      if settings.language in LANGUAGES else 0)
-        st.button(q("new_session"), on_click=go, args=(None,), icon="➕",
+        st.button(q("new_session"), on_click=go, args=(None,), icon=":material/add:",
                   use_container_width=True)
         st.subheader(q("sessions"))
         for s in store.list_sessions():
@@ -187,7 +187,7 @@ def main() -> None:
                     st.rerun()
                 st.download_button(q("export"), store.export_markdown(sid),
                                    file_name=f"docchat-{sid}.md", mime="text/markdown")
-                if st.button(q("delete"), icon="🗑"):
+                if st.button(q("delete"), icon=":material/delete:"):
                     st.session_state["confirm_delete"] = sid
                 if st.session_state.get("confirm_delete") == sid:
                     st.warning(q("confirm_delete"))

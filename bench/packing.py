@@ -28,16 +28,16 @@ from sqlite_utils import Database  # noqa: E402
 from docchat import prompts  # noqa: E402
 from docchat.backends import Message  # noqa: E402
 from docchat.packing import pack  # noqa: E402
-from docchat.retrieval import _Postings  # noqa: E402
+from docchat.retrieval import _Postings, index_terms  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 from ingest import load_document  # noqa: E402
 from ingest.document import Block, Document, Page, Section  # noqa: E402
-from ingest.segment import terms  # noqa: E402
 from ingest.tokens import _encoding, count_tokens  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 KINDS = ["verbatim", "paraphrase", "follow-up", "structure", "section-span", "cross-language"]
-METHODS = ["docchat", "docchat-memory", "bm25-chunks", "head", "tail", "middle-out"]
+METHODS = ["docchat", "docchat-memory", "docchat-no-expansion", "bm25-chunks", "head", "tail",
+           "middle-out"]
 MAX_NEW = 512
 
 
@@ -108,7 +108,8 @@ def chunk(text: str, size: int = 750, overlap: int = 150) -> list[str]:
 
 
 class ChunkIndex:
-    """BM25 (k1=1.2, b=0.75) over chunks, words by ingest.segment.terms (jieba for Chinese)."""
+    """BM25 (k1=1.2, b=0.75) over chunks, with the words the store indexes (jieba for
+    Chinese, Porter stemming for English)."""
 
     def __init__(self, chunks: list[str]) -> None:
         doc = Document("", "", "", "", [], [Section(i, (), 0, 1, 1, "prose",
@@ -122,7 +123,7 @@ class ChunkIndex:
         n = len(self.chunks)
         avgdl = sum(self.post.lengths) / max(1, n)
         scores: dict[int, float] = {}
-        for w in set(terms(query)):
+        for w in set(index_terms(query)):
             lst = self.post.postings.get(w, [])
             if not lst:
                 continue
@@ -147,7 +148,7 @@ def bm25_chunks(index: ChunkIndex, question: str, budget: int) -> str:
 # --- docchat -------------------------------------------------------------------------------
 
 
-def docchat_context(docs, q, budget, search=None):
+def docchat_context(docs, q, budget, search=None, expand=True):
     history = []
     hist = q.get("history", [])
     for k in range(0, len(hist), 2):
@@ -161,7 +162,7 @@ def docchat_context(docs, q, budget, search=None):
     window = budget + fixed + MAX_NEW
     t = time.perf_counter()
     p = pack(docs, q["question"], Cl100k(window), history=history, search=search,
-             max_new_tokens=MAX_NEW)
+             max_new_tokens=MAX_NEW, expand=expand)
     return p, (time.perf_counter() - t) * 1000
 
 
@@ -230,9 +231,11 @@ def main() -> None:
                                     search=lambda text, ids=ids: store.search_sections(text, ids))
             times[budget].append(ms)
             pm, _ = docchat_context(session, q, budget)
+            pn, _ = docchat_context(session, q, budget, expand=False,
+                                    search=lambda text, ids=ids: store.search_sections(text, ids))
             text = "\n\n".join(d.text for d in session)
             contexts = {
-                "docchat": p.text, "docchat-memory": pm.text,
+                "docchat": p.text, "docchat-memory": pm.text, "docchat-no-expansion": pn.text,
                 "bm25-chunks": "\n\n".join(bm25_chunks(chunk_index[k], q["question"], budget)
                                            for k in q["docs"]),
                 "head": truncate(text, budget, "head"), "tail": truncate(text, budget, "tail"),
@@ -298,7 +301,8 @@ def table(s: dict) -> str:
         lines.append(f"\ndocchat - bm25-chunks (points): {lead}")
     lines.append(f"\n{s['questions']} questions ({s['chinese_questions']} Chinese), "
                  f"6 kinds; docchat searches the SQLite FTS5 store, docchat-memory the "
-                 f"in-memory BM25 fallback.")
+                 f"in-memory BM25 fallback; docchat-no-expansion drops the term map "
+                 f"(translations and synonyms).")
     pm = s["pack_ms"]
     lines.append("Packing time per question, ms (median / max): " + ", ".join(
         f"{b}: {pm[str(b)]['median']} / {pm[str(b)]['max']}" for b in s["budgets"]))

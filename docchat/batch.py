@@ -23,7 +23,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
 from docchat.backends import Backend, GenerationRequest
 from docchat.errors import BackendUnavailable, DocchatError
@@ -54,6 +54,7 @@ class DocResult:
     overview: str = ""
     doc_id: int | None = None
     mode: str | None = None  # "single" or "map-reduce"
+    name: str = ""  # display name (an upload's original name); default: the file's
 
     def to_dict(self) -> dict:
         """The --json line: path, status, pages, tokens, seconds, output, error."""
@@ -137,7 +138,7 @@ def render_index(results: list[DocResult], root: str = "") -> str:
              "| Document | Status | Pages | Overview |", "|---|---|---:|---|"]
     base = os.path.commonpath([str(Path(r.path).parent) for r in results]) if results else ""
     for r in results:
-        name = os.path.relpath(r.path, base) if base else r.path
+        name = r.name or (os.path.relpath(r.path, base) if base else r.path)
         cell = f"[{_cell(name)}]({Path(r.output).name})" if r.output else _cell(name)
         note = r.overview if r.status in ("done", "skipped") else (r.error or "")
         pages = "" if r.pages is None else str(r.pages)
@@ -187,16 +188,19 @@ def summarize_folder(paths: Iterable[str | Path], backend: Backend, store: Sessi
                      concurrency: int = 1, max_new_tokens: int = 512,
                      on_progress: ProgressCallback | None = None,
                      cancel: threading.Event | None = None, password: str | None = None,
-                     max_mb: float = 200.0) -> Iterator[DocResult]:
+                     max_mb: float = 200.0,
+                     names: Mapping[str, str] | None = None) -> Iterator[DocResult]:
     """Summarise each file, yielding a DocResult as each finishes (in completion order).
 
     concurrency > 1 applies to HTTP backends only (documents and map steps in parallel,
     at most that many requests in flight); in-process backends run one at a time.
     Setting cancel stops after the generations in progress; closing the iterator too.
+    names maps str(path) to a display name, for files stored under other names (uploads).
     """
-    run = _FolderRun(backend, store, Path(out_dir), lang, force, max_new_tokens,
-                     on_progress, cancel or threading.Event(), password, max_mb)
     paths = [Path(p) for p in paths]
+    run = _FolderRun(backend, store, Path(out_dir), lang, force, max_new_tokens,
+                     on_progress, cancel or threading.Event(), password, max_mb,
+                     {str(p): (names or {}).get(str(p), "") for p in paths})
     n = concurrency if backend.name in CONCURRENT_BACKENDS else 1
     if concurrency > n:
         logger.info("the %s backend runs one generation at a time; ignoring concurrency=%d",
@@ -211,11 +215,12 @@ def summarize_folder(paths: Iterable[str | Path], backend: Backend, store: Sessi
 class _FolderRun:
     def __init__(self, backend: Backend, store: SessionStore, out_dir: Path, lang: str,
                  force: bool, max_new_tokens: int, on_progress: ProgressCallback | None,
-                 cancel: threading.Event, password: str | None, max_mb: float) -> None:
+                 cancel: threading.Event, password: str | None, max_mb: float,
+                 names: dict[str, str]) -> None:
         self.backend, self.store, self.out_dir = backend, store, out_dir
         self.lang, self.force, self.max_new_tokens = lang, force, max_new_tokens
         self.on_progress, self.cancel = on_progress, cancel
-        self.password, self.max_mb = password, max_mb
+        self.password, self.max_mb, self.names = password, max_mb, names
         self.rows: dict[str, DocResult] = {}
         self.finished = 0
 
@@ -225,13 +230,15 @@ class _FolderRun:
 
     def begin(self, paths: list[Path]) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.rows = {str(p): DocResult(path=str(p), status="pending") for p in paths}
+        self.rows = {str(p): DocResult(str(p), "pending", name=self.names[str(p)])
+                     for p in paths}
         self.write_index()
 
     def write_index(self) -> None:
         write_atomic(self.out_dir / INDEX_NAME, render_index(list(self.rows.values())))
 
     def finish(self, result: DocResult) -> DocResult:
+        result.name = self.names.get(result.path, "")
         self.rows[result.path] = result
         self.finished += 1
         self.write_index()
@@ -254,7 +261,7 @@ class _FolderRun:
             key = self.key_for(row.get("language") or "en")
             stored = self.store.get_summary(doc_id, key)
             if stored is not None:
-                out = self.out_dir / output_name(path.name, sha)
+                out = self.out_dir / output_name(self.names[str(path)] or path.name, sha)
                 if not out.exists():  # e.g. a new --out folder: write the stored summary
                     write_atomic(out, stored["markdown"])
                 return DocResult(str(path), "skipped", pages=row.get("pages"), output=str(out),
@@ -276,7 +283,8 @@ class _FolderRun:
         doc = job.doc
         label = f"{self.backend.name}: {Path(str(self.backend.model)).name}"
         markdown = render_markdown(doc, summary, label)
-        out = self.out_dir / output_name(job.path.name, job.sha256)
+        out = self.out_dir / output_name(self.names[str(job.path)] or job.path.name,
+                                         job.sha256)
         write_atomic(out, markdown)
         result = DocResult(str(job.path), "done", pages=len(doc.pages),
                            tokens_in=summary.tokens_in, tokens_out=summary.tokens_out,

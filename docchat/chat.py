@@ -42,6 +42,7 @@ class Generation:
         self.sources: list[dict] = []
         self.cancel = threading.Event()
         self.answer = None
+        self.stop_requested = False
         self.version = 0
         self._cond = threading.Condition()
         self._finished = threading.Event()  # set once the final state is saved
@@ -57,6 +58,7 @@ class Generation:
 
     def stop(self) -> None:
         """Cancel the backend; the text shown so far is kept, marked as stopped."""
+        self.stop_requested = True
         self.cancel.set()
         if self.answer is not None:
             self.answer.stop()
@@ -95,22 +97,21 @@ class Generation:
         try:
             answer = make_answer(self.cancel, self._on_queue)
             self.answer = answer
-            if self.cancel.is_set():
+            if self.stop_requested:
                 answer.stop()
             for chunk in answer:
                 if self.status != "streaming":
                     self._bump(status="streaming", ahead=0, first_chunk_at=time.perf_counter())
                 self._bump(text=self.text + chunk)
-            metrics = dict(getattr(answer, "metrics", {}) or {})
-            status = "stopped" if (getattr(answer, "stopped", False) or self.cancel.is_set()) \
-                else "done"
+            metrics = dict(answer.metrics or {})
+            status = "stopped" if (answer.stopped or self.stop_requested) else "done"
         except DocchatError as e:
             status, error = "error", str(e)
         except Exception:  # a thread boundary: log it, show the user a short message
             logger.exception("answer for session %s failed", self.session_id)
             status, error = "error", GENERIC_ERROR
         finally:
-            if status == "error" and self.cancel.is_set():
+            if status == "error" and self.stop_requested:  # a cut-off stream after Stop
                 status, error = "stopped", None
             first = self.first_chunk_at
             metrics["app"] = {

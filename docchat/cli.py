@@ -161,8 +161,60 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, histo
             "ttft_ms": m.get("model", {}).get("ttft_ms"),
             "decode_tokens_per_s": m.get("decode_tokens_per_s"),
             "stopped": answer.stopped, "preset": preset, "metrics": m,
-            "pages": [list(p) for p in getattr(answer.packed, "pages", [])],
+            "pages": _named(answer.packed.pages, documents),
         }, ensure_ascii=False))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-q", "--question", required=True, help="The question to pack for.")
+@click.option("--budget", type=int,
+              help="Prompt tokens allowed (default: the backend's window minus the answer).")
+@click.option("--max-new-tokens", type=int, default=512, show_default=True,
+              help="Tokens kept free for the answer when --budget is not given.")
+@click.option("--history", "history_file", type=click.File("r", encoding="utf-8"),
+              help='JSON list of earlier turns: [{"role": "user", "content": "..."}, ...]')
+@backend_options
+@db_option
+@password_option
+@json_option
+def pack(paths, question, budget, max_new_tokens, history_file, backend, model, base_url, db,
+         password, as_json) -> None:
+    """Show the context docchat would give the model for a question."""
+    from docchat.packing import pack as pack_context
+
+    settings = _settings(db, backend=backend, model=model, base_url=base_url)
+    try:
+        store = _open_store(settings)
+        engine = _load_backend(settings)
+        documents = _documents_for(paths, settings, store, password)
+        doc_ids = [d.id for d in documents]
+        window, reserve = ((budget, 0) if budget else (engine.context_window, max_new_tokens))
+        packed = pack_context(documents, question, engine, history=_read_history(history_file),
+                              search=lambda q: store.search_sections(q, doc_ids),
+                              max_new_tokens=reserve, context_window=window,
+                              history_turns=settings.history_turns)
+    except DocchatError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        click.echo(json.dumps({
+            "budget": window - reserve, "tokens": packed.tokens, "tokenizer": packed.tokenizer,
+            "whole": packed.whole, "documents": [d.name for d in documents],
+            "pages": _named(packed.pages, documents),
+            "sections": _named(packed.sections, documents),
+            "dropped": vars(packed.dropped), "text": packed.text,
+        }, ensure_ascii=False))
+    else:
+        click.echo(packed.text)
+        click.echo(f"\n-- {packed.tokens} of {window - reserve} prompt tokens ({packed.tokenizer}),"
+                   f" {len(packed.sections)} sections, {len(packed.pages)} pages"
+                   f"{', everything fits' if packed.whole else ''}", err=True)
+
+
+def _named(pairs, documents) -> list[list]:
+    """(doc id, n) pairs from the packer as [file name, n] for people and scripts."""
+    names = {d.id: d.name for d in documents}
+    return [[names.get(k, k), n] for k, n in pairs]
 
 
 def _read_history(history_file) -> list:

@@ -19,10 +19,10 @@ BACKEND_NAMES = ["llamacpp", "hf", "transformers", "openai", "echo"]
 class _Display:
     """A folder progress bar on stderr whose label shows the document in progress."""
 
-    def __init__(self, total: int, quiet: bool) -> None:
+    def __init__(self, total: int) -> None:
         self.tty = sys.stderr.isatty()
         self.bar = click.progressbar(length=total, label="Summarising", file=sys.stderr,
-                                     show_eta=True, show_pos=True, hidden=quiet,
+                                     show_eta=True, show_pos=True,
                                      item_show_func=lambda item: item or "")
         self.current = ""
 
@@ -101,7 +101,7 @@ def summarize_command(folder, out_dir, pattern, backend, model, base_url, concur
     try:
         store = SessionStore.open(settings.db)
         engine = get_backend(settings.backend, **settings.backend_options())
-        with _Display(len(files), quiet=False) as display:
+        with _Display(len(files)) as display:
             for result in summarize_folder(
                     files, engine, store, out_dir, lang=lang, force=force,
                     concurrency=settings.max_concurrency,

@@ -1,29 +1,21 @@
-"""Paced streaming: turns a backend's text pieces into display chunks on a human schedule.
+"""Paced streaming: a backend's text pieces in, display chunks out, on a human schedule.
 
-Modes (``PacingConfig.mode``):
-- ``scheduled``: each chunk waits a delay drawn from [min_delay, max_delay] (``rhythm`` 1 gives
-  the midpoint every time; lower values spread delays over more of the range), plus pauses
-  after sentence ends (Chinese 。？！；： longer than English .!?;:), commas (，、,) and line
-  ends, all given as multiples of the mid delay; inside ``` fences delays are multiplied by
-  ``code_factor`` and there are no pauses.
-- ``smooth``: each chunk waits the source's own rate (EMA of its inter-arrival time, per chunk),
-  nudged (x0.6..x1.6) toward keeping ``smooth_reserve`` seconds of text in hand, which evens
-  out bursts and stalls while adding little delay.
-- ``raw``: pieces pass through untouched; only timestamps are taken.
+Modes: ``scheduled`` (a delay in [min_delay, max_delay] per chunk, ``rhythm`` 1 = always the
+midpoint, lower = spread over more of the range; pauses after 。？！；： (longer) and .!?;:,
+after ，、, and before line starts, as multiples of the mid delay; inside ``` fences delays x
+``code_factor``, no pauses), ``smooth`` (the source's own rate: EMA of its inter-arrival time
+per chunk, nudged x0.6..x1.6 toward keeping 20 mean gap deviations, at most ``smooth_reserve``
+seconds, of text in hand) and ``raw``
+(pieces untouched, only timestamped). Delays count from the previous chunk's display.
 
-Lag is measured in seconds: how long the oldest complete chunk has waited to be shown. Past
-``max_lag`` the pacer catches up: the B waiting chunks (B = the most seen waiting since catching
-up began) are shown max_lag / (2 B) apart, so they clear in about max_lag / 2 seconds, until the
-lag is back under max_lag / 2 (``max_lag=0`` never catches up). Delays count from when the previous chunk was shown, so
-time spent waiting for the model or in the consumer is part of the delay, not added to it.
+Lag is in seconds: how long the oldest complete chunk has waited. Past ``max_lag`` the B waiting
+chunks (B = most seen since catching up began) are shown max_lag / (2 B) apart, until the lag is
+under max_lag / 2; ``max_lag=0`` never catches up.
 
-Chunks: English by word (leading whitespace attached), Chinese by jieba word, trailing
-punctuation and combining marks stay with their word, and code inside fences keeps the
-model's own pieces. A trailing partial word is held back until the next piece or the end, so
-``"".join(chunks) == "".join(pieces)`` always.
-
-By default the source is read on a helper thread (``prefetch=True``) so an in-process model
-keeps generating while the display waits; ``prefetch=False`` pulls pieces only when needed.
+Chunks: English by word (leading whitespace attached), Chinese by jieba word, punctuation and
+combining marks stay with their word, code in fences keeps the model's pieces; a trailing partial
+word waits for the next piece, so ``"".join(chunks) == "".join(pieces)``. The source is read on a
+helper thread (``prefetch=True``) so an in-process model keeps generating while the display waits.
 """
 from __future__ import annotations
 
@@ -52,7 +44,8 @@ _EN_STOPS = ".!?;:…"
 _COMMAS = "，、,"
 _CLOSERS = "\"'”’」』）)]}*_`"
 _JOINERS = re.compile("[\u200c\u200d\ufe00-\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]")
-_RESERVE_GAIN = 0.6  # how hard smooth mode steers toward its reserve (delay x0.6..x1.6)
+_RESERVE_GAIN = 0.3  # how hard smooth mode steers toward its reserve
+_RESERVE_DEVS = 20.0  # smooth mode's reserve: this many mean deviations of the source's gaps
 _JOIN_TIMEOUT = 5.0  # seconds to wait for the reader thread after a stop
 
 
@@ -71,7 +64,7 @@ class PacingConfig:
     code_factor: float = 0.4  # delay multiplier inside ``` fences
     max_lag: float = 3.0  # seconds behind the model before catching up; 0 = never
     smooth_alpha: float = 0.05  # EMA weight of the newest inter-arrival time (smooth mode)
-    smooth_reserve: float = 0.3  # seconds of text smooth mode tries to keep in hand; 0 = none
+    smooth_reserve: float = 0.6  # seconds of text smooth mode tries to keep in hand; 0 = none
     seed: int | None = 0  # rhythm's random sequence; None = different every time
     tick: float = 0.02  # longest single sleep, so a stop is noticed quickly
 
@@ -80,10 +73,10 @@ class PacingConfig:
             raise DocchatError(f"Unknown pacing mode {self.mode!r}: choose one of {', '.join(MODES)}.")
         if not 0 <= self.min_delay <= self.max_delay:
             raise DocchatError("Pacing delays must satisfy 0 <= min_delay <= max_delay; fix the preset.")
-        if not 0 <= self.rhythm <= 1 or not 0 < self.smooth_alpha <= 1:
-            raise DocchatError("Pacing rhythm must be in [0, 1] and smooth_alpha in (0, 1].")
-        if min(self.max_lag, self.code_factor, self.smooth_reserve) < 0 or self.tick <= 0:
-            raise DocchatError("Pacing max_lag, code_factor and smooth_reserve must be >= 0, tick > 0.")
+        if (not 0 <= self.rhythm <= 1 or not 0 < self.smooth_alpha <= 1 or self.tick <= 0
+                or min(self.max_lag, self.code_factor, self.smooth_reserve) < 0):
+            raise DocchatError("Pacing needs rhythm in [0, 1], smooth_alpha in (0, 1], tick > 0 and "
+                               "max_lag, code_factor, smooth_reserve >= 0; fix the preset.")
 
     @property
     def mid_delay(self) -> float:
@@ -110,7 +103,9 @@ def split_words(text: str) -> list[str]:
         if p.isspace():
             lead += p
             continue
-        if out and not lead and (_attaches_left(p[0]) or _is_punct(p)):
+        attaches = (unicodedata.category(p[0]) in ("Mn", "Me") or _JOINERS.match(p) is not None
+                    or not any(c.isalnum() or c.isspace() for c in p))  # punctuation, emoji
+        if out and not lead and attaches:
             out[-1] += p
         else:
             out.append(lead + p)
@@ -120,21 +115,12 @@ def split_words(text: str) -> list[str]:
     return out
 
 
-def _attaches_left(ch: str) -> bool:
-    return unicodedata.category(ch) in ("Mn", "Me") or _JOINERS.match(ch) is not None
-
-
-def _is_punct(p: str) -> bool:
-    return not any(c.isalnum() or c.isspace() for c in p)
-
-
 class _Chunker:
     """Source pieces in, display chunks (text, in_code) out; holds back a trailing partial word."""
 
     def __init__(self) -> None:
-        self.buf = ""
-        self.code = False
-        self.skip = 0  # in code: leading chars that are the opening fence itself
+        # skip: in code, the leading characters that are the opening fence itself
+        self.buf, self.code, self.skip = "", False, 0
 
     def feed(self, piece: str, final: bool = False) -> list[tuple[str, bool]]:
         self.buf += piece
@@ -171,19 +157,18 @@ def _pause(cfg: PacingConfig, prev: str, text: str) -> float:
     """Extra delay (in mid delays) before text, given the chunk shown before it."""
     core = prev.rstrip()
     gap = prev[len(core):] + text[: len(text) - len(text.lstrip())]
-    last = core.rstrip(_CLOSERS)[-1:]
-    p = 0.0
-    if not last:
-        pass
-    elif last in _ZH_STOPS:
-        p = cfg.pause_zh
-    elif last in _EN_STOPS:
-        p = cfg.pause_en
-    elif last in _COMMAS:
-        p = cfg.pause_comma
+    last = core.rstrip(_CLOSERS)[-1:] or "x"
+    p = (cfg.pause_zh if last in _ZH_STOPS else cfg.pause_en if last in _EN_STOPS
+         else cfg.pause_comma if last in _COMMAS else 0.0)
     if "\n" in gap:
         p = max(p, cfg.pause_line)
     return p
+
+
+def _close(source: object) -> None:
+    close = getattr(source, "close", None)
+    if close is not None:
+        close()
 
 
 class _ThreadFeed:
@@ -209,19 +194,13 @@ class _ThreadFeed:
             self._q.put(e)
         finally:
             try:
-                close = getattr(self._source, "close", None)
-                if close is not None:
-                    close()
+                _close(self._source)
             finally:
                 self._q.put(None)
 
     def take(self, timeout: float, sleep: Callable[[float], object] | None = None
              ) -> tuple[list[tuple[float, str, float | None]], bool]:
-        """Pieces that arrived (waiting up to timeout for the first) and whether the source ended.
-
-        With an injected sleep the wait goes through it (then the queue is polled), so a fake
-        clock sees all waiting; otherwise the queue wakes the pacer as soon as a piece arrives.
-        """
+        """Pieces that arrived (waiting up to timeout; via an injected sleep if any) and whether it ended."""
         items: list[tuple[float, str, float | None]] = []
         if timeout > 0 and sleep is not None and self._q.empty():
             sleep(timeout)
@@ -264,9 +243,7 @@ class _PullFeed:
         return [(t, piece, dt)], False
 
     def close(self) -> None:
-        close = getattr(self._source, "close", None)
-        if close is not None:
-            close()
+        _close(self._source)
 
 
 class Pacer:
@@ -286,7 +263,7 @@ class Pacer:
         self.display_times: list[float] = []  # when each chunk was handed to the display
         self.shown: list[Shown] = []  # scheduled and smooth modes only
         self.ended_at: float | None = None
-        self.stopped = False
+        self.stopped = False  # set by a stop, or by closing the pacer before the source ended
 
     def pace(self, source: Iterable[str], stop: threading.Event | None = None,
              request: GenerationRequest | None = None, started_at: float | None = None) -> Iterator[str]:
@@ -320,9 +297,7 @@ class Pacer:
                 finished = True
         finally:
             self._finish(finished, len(stamps) - unshown)
-            close = getattr(it, "close", None)
-            if close is not None:
-                close()
+            _close(it)
 
     def _finish(self, finished: bool, shown_raw: int | None = None) -> None:
         self.ended_at = self.clock()
@@ -338,11 +313,10 @@ class Pacer:
         rng = random.Random(cfg.seed)
         chunker = _Chunker()
         ready: deque[tuple[str, float, bool]] = deque()
-        state = {"ema": None, "gaps": 0, "chars_in": 0, "pieces": 0, "chars_out": 0, "chunks": 0}
+        state = {"ema": None, "dev": 0.0, "gaps": 0, "chars_in": 0, "pieces": 0, "chars_out": 0, "chunks": 0}
         feed = (_ThreadFeed if self.prefetch else _PullFeed)(it, clock)
         ended = finished = False
-        prev: str | None = None
-        last_shown: float | None = None
+        prev, last_shown = "", None
         backlog = 0  # while catching up: the most chunks seen waiting in this episode
 
         def absorb(timeout: float) -> bool:
@@ -352,18 +326,15 @@ class Pacer:
                 if dt is not None:
                     # Bias-corrected EMA: a plain mean over the first 1/alpha gaps, then an EMA.
                     state["gaps"] += 1
-                    ema = state["ema"]
-                    w = max(cfg.smooth_alpha, 1 / state["gaps"])
-                    state["ema"] = dt if ema is None else ema + w * (dt - ema)
-                state["pieces"] += 1
-                state["chars_in"] += len(piece)
+                    ema, w = state["ema"] or 0.0, max(cfg.smooth_alpha, 1 / state["gaps"])
+                    state["ema"] = ema + w * (dt - ema)
+                    state["dev"] += w * (abs(dt - ema) - state["dev"])  # EMA of |gap - mean|
+                state["pieces"], state["chars_in"] = state["pieces"] + 1, state["chars_in"] + len(piece)
                 for text, code in chunker.feed(piece):
                     ready.append((text, t, code))
-                    state["chunks"] += 1
-                    state["chars_out"] += len(text)
+                    state["chunks"], state["chars_out"] = state["chunks"] + 1, state["chars_out"] + len(text)
             if done:
-                now = clock()
-                ready.extend((text, now, code) for text, code in chunker.feed("", final=True))
+                ready.extend((text, clock(), code) for text, code in chunker.feed("", final=True))
             return done
 
         def smooth_delay() -> float:
@@ -373,10 +344,11 @@ class Pacer:
             chunk_size = state["chars_out"] / state["chunks"]
             d = state["ema"] * chunk_size * state["pieces"] / state["chars_in"]
             if cfg.smooth_reserve > 0 and self.prefetch:
-                # Keep about smooth_reserve seconds of text in hand so a stall does not empty it
+                # Keep text in hand for a stall: more for a jumpier source, at most smooth_reserve s
                 # (only with prefetch: a pulled source makes nothing while the display waits).
-                held = len(ready) * d
-                d *= min(1.6, max(0.6, 1 + _RESERVE_GAIN * (cfg.smooth_reserve - held) / cfg.smooth_reserve))
+                want = min(cfg.smooth_reserve, _RESERVE_DEVS * state["dev"])
+                if want > 0:
+                    d *= min(1.6, max(0.6, 1 + _RESERVE_GAIN * (want - len(ready) * d) / want))
             return d
 
         try:
@@ -394,7 +366,7 @@ class Pacer:
                 elif smooth:
                     nominal = base = smooth_delay()
                 else:
-                    nominal, base = self._plan(prev or "", text, code, rng)
+                    nominal, base = self._plan(prev, text, code, rng)
                 anchor = ready_at if last_shown is None else last_shown
                 while True:
                     now = clock()
@@ -436,11 +408,7 @@ class Pacer:
 
 
 def paced(source: Iterable[str], config: object = None, **kw) -> Iterator[str]:
-    """Pace source with config: a PacingConfig, a Preset or a preset name (default: "quick").
-
-    Keyword arguments go to ``Pacer`` (clock, sleep, prefetch) or ``Pacer.pace`` (stop,
-    request, started_at).
-    """
+    """Pace source by a PacingConfig, Preset or preset name; kw go to Pacer and Pacer.pace."""
     if config is None or isinstance(config, str):
         from docchat.presets import get_preset  # presets imports this module
 

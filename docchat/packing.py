@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from docchat import prompts
 from docchat.backends import Message
 from docchat.errors import ContextTooLong
-from docchat.passages import Counter, Passage, build_outline, render_passages
+from docchat.outline import build_outline
+from docchat.passages import Counter, Passage, render_passages
 from docchat.retrieval import SearchFn, SectionIndex, block_scores, build_queries, doc_key
 from docchat.retrieval import content_terms, fused_scores
 from ingest.document import Document
@@ -29,6 +30,8 @@ DOC_FLOOR = 0.5  # half the budget is split evenly, half by relevance
 NEIGHBOUR = 0.6  # a hit's neighbours rank at this share of its score
 HIT, NEAR, START = "hit", "neighbour", "start"
 MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its header
+MIN_ROOM = 8  # tokens: stop filling below this
+MAX_MISSES = 16  # filling from the start stops after this many sections that do not fit
 
 
 class PromptCounter(Protocol):
@@ -122,7 +125,7 @@ def _shorten(text: str, role: str, counter: Counter) -> str:
 def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *,
          history: Sequence = (), search: SearchFn | None = None, max_new_tokens: int = 512,
          history_turns: int = 3, context_window: int | None = None,
-         rewrite=None) -> PackedContext:
+         rewrite: Callable[[str], str] | None = None, expand: bool = True) -> PackedContext:
     """Pack documents, history and question into messages that fit the backend's window."""
     window = int(context_window or backend.context_window)
     limit = window - max_new_tokens  # prompt tokens allowed
@@ -156,8 +159,23 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             f"allows; shorten it or choose a backend with a larger context window.")
     avail = limit - fixed
 
-    # The outline is always kept, compressed to the top levels when it is long.
-    outline = build_outline(documents, names, counter, int(avail * OUTLINE_SHARE), lang)
+    found: dict = {}
+
+    def scores() -> dict:
+        """Fused search scores for the question and recent turns (run once, when needed)."""
+        if "scores" not in found:
+            queries = build_queries(question, history, documents, rewrite=rewrite,
+                                    expand=expand)
+            found["scores"] = fused_scores(search or SectionIndex(documents), queries)
+            found["terms"] = content_terms(" ".join(q.text for q in queries))
+        return found["scores"]
+
+    # The outline is always kept: whole if it fits, else the top levels, deepened where
+    # the question's hits are.
+    outline = build_outline(documents, counter, int(avail * OUTLINE_SHARE))
+    if outline.dropped:
+        outline = build_outline(documents, counter, int(avail * OUTLINE_SHARE),
+                                _positions(documents, scores()))
     # The excerpts' heading and each document's header line.
     avail -= outline.tokens + 4 + counter.text(prompts.context_block("", "-", lang))
     avail -= sum(counter.text(prompts.document_header(d.name, lang)) + 2 for d in documents)
@@ -178,11 +196,9 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if whole_cost is not None and whole_cost <= avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
-            search = search or SectionIndex(documents)
-            queries = build_queries(question, history, documents, rewrite=rewrite)
-            scores = fused_scores(search, queries)
-            qterms = content_terms(" ".join(q.text for q in queries))
-            picked = _select(documents, scores, qterms, counter, avail)
+            fused = scores()
+            qterms = found["terms"]
+            picked = _select(documents, fused, qterms, counter, avail)
     turns = [*older, *recent]
 
     # Render, count the final prompt once, and shrink until it fits.
@@ -216,6 +232,17 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                          context_window=window, max_new_tokens=max_new_tokens, language=lang)
 
 
+def _positions(documents: Sequence[Document], scores: dict) -> list[dict[int, float]]:
+    """Scores keyed per document by section position."""
+    out = []
+    for i, d in enumerate(documents):
+        key = doc_key(d, i)
+        pos = {s.index: k for k, s in enumerate(d.sections)}
+        out.append({pos[idx]: sc for (dk, idx), sc in scores.items()
+                    if dk == key and idx in pos})
+    return out
+
+
 def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> int | None:
     """Tokens of every document rendered whole, or None when that clearly cannot fit."""
     chars = sum(len(b.text) for d in documents for s in d.sections for b in s.blocks)
@@ -234,12 +261,9 @@ def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> 
 def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
             avail: int) -> list[list[Passage]]:
     """Choose passages per document: hits and their neighbours by score, then the start."""
-    keys = [doc_key(d, i) for i, d in enumerate(documents)]
-    queues: list[list[tuple[int, int]]] = []  # per doc: (kind, section position)
+    queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
     relevance: list[float] = []
-    for i, d in enumerate(documents):
-        pos = {s.index: k for k, s in enumerate(d.sections)}
-        hits = {pos[idx]: sc for (dk, idx), sc in scores.items() if dk == keys[i] and idx in pos}
+    for d, hits in zip(documents, _positions(documents, scores)):
         # Neighbours of a hit rank just below it: a section is often continued by the next.
         prio = dict(hits)
         for p, sc in hits.items():
@@ -263,12 +287,13 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
     def fill(i: int, cap: float) -> float:
         nonlocal rank
         spent = 0.0
+        misses = 0
         d = documents[i]
         for kind, p in queues[i]:
             if p in chosen[i]:
                 continue
             room = min(cap - spent, avail - used - spent)
-            if room <= 0:
+            if room <= MIN_ROOM or (kind == START and misses >= MAX_MISSES):
                 break
             rank += 1
             passage = Passage.whole(d, d.sections[p], rank)
@@ -282,6 +307,7 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
                         continue
                     c = passage.cost(counter)
                 else:
+                    misses += kind == START
                     continue
             chosen[i][p] = passage
             spent += c

@@ -1,10 +1,12 @@
 """Query building and scoring: queries from the question and the conversation, a small
 English-Chinese term map for common technical words, an in-memory BM25 that ranks like
-the store's FTS5 index, and block scoring inside one section."""
+the store's FTS5 index (same words, same stemming, same formula), and block scoring
+inside one section."""
 from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, Sequence
@@ -133,20 +135,31 @@ class Query:
     weight: float
 
 
+def synonyms(words: Iterable[str]) -> list[str]:
+    """Same-language alternatives found through the term map (口令 -> password -> 密码)."""
+    given = set(words)
+    return [w for w in translate_terms(translate_terms(given)) if w not in given]
+
+
 def build_queries(question: str, history: Sequence = (), documents: Sequence[Document] = (),
                   recent_user_turns: int = 2, rewrite: Callable[[str], str] | None = None,
-                  ) -> list[Query]:
+                  expand: bool = True) -> list[Query]:
     """Queries for a question: its own words, then with the recent user turns, so that a
     follow-up ("and the second one?") still finds its topic; translations are added where
-    a document's language differs from the question's."""
+    a document's language differs from the question's, and (at half weight) synonyms
+    through the term map. rewrite is an optional hook (e.g. the backend rephrasing)."""
     words = content_terms(question)
     if rewrite is not None:
         words += [w for w in content_terms(rewrite(question)) if w not in words]
     q_zh = has_cjk(question)
-    cross = any((d.language == "zh") != q_zh for d in documents)
+    cross = expand and any((d.language == "zh") != q_zh for d in documents)
     if cross:
         words += [w for w in translate_terms(words) if w not in words]
     queries = [Query(" ".join(words), 1.0)] if words else []
+    if expand and words:
+        extra = synonyms(words)
+        if extra:
+            queries.append(Query(" ".join(words + extra), 0.5))
     users = [m.content for m in history if getattr(m, "role", "") == "user"][-recent_user_turns:]
     if users:
         context = content_terms(" ".join(users))
@@ -172,6 +185,37 @@ def fused_scores(search: SearchFn, queries: Sequence[Query]) -> dict[tuple[objec
     return fused
 
 
+_STEMS: dict[str, tuple[str, ...]] = {}
+_TOKENIZER = "porter unicode61 remove_diacritics 2"  # as the store's sections_fts
+
+
+def index_terms(text: str) -> list[str]:
+    """Words of text as the store's FTS5 index sees them: segment.terms, then the index's
+    own tokenizer (Porter stemming, diacritics removed), so both rank alike."""
+    words = terms(text)
+    missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if missing:
+        _STEMS.update(_fts_tokens(missing))
+    return [t for w in words for t in _STEMS[w]]
+
+
+def _fts_tokens(words: list[str]) -> dict[str, tuple[str, ...]]:
+    """Tokens of each word by SQLite's own FTS5 tokenizer (an in-memory database)."""
+    if len(_STEMS) > 500_000:
+        _STEMS.clear()
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute(f"CREATE VIRTUAL TABLE t USING fts5(w, tokenize='{_TOKENIZER}')")
+        con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        con.executemany("INSERT INTO t(rowid, w) VALUES (?, ?)", enumerate(words))
+        out: dict[str, list[str]] = {w: [] for w in words}
+        for row, term in con.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+            out[words[row]].append(term)
+    finally:
+        con.close()
+    return {w: tuple(t) for w, t in out.items()}
+
+
 class _Postings:
     """Term statistics of one document's sections, built once and reused."""
 
@@ -181,8 +225,8 @@ class _Postings:
         self.lengths: list[int] = []
         self.indexes: list[int] = []
         for row, s in enumerate(doc.sections):
-            head = Counter(terms(" ".join(s.heading_path)))
-            body = Counter(terms(s.text))
+            head = Counter(index_terms(" ".join(s.heading_path)))
+            body = Counter(index_terms(s.text))
             self.lengths.append(sum(head.values()) + sum(body.values()))
             self.indexes.append(s.index)
             for t in head.keys() | body.keys():
@@ -213,7 +257,7 @@ class SectionIndex:
 
     def search(self, query: str, limit: int = 100) -> list[SectionHit]:
         """Sections matching any word of query, best first (score: higher is better)."""
-        words = sorted(set(terms(query)))
+        words = sorted(set(index_terms(query)))
         n = sum(len(p.lengths) for p in self.parts)
         if not words or not n:
             return []
@@ -247,8 +291,8 @@ def block_scores(blocks: Sequence[Block], query_terms: Sequence[str]) -> list[fl
     """Relevance of each block of one section to the query terms (tf-idf within the section)."""
     if not blocks:
         return []
-    qset = set(query_terms)
-    counts = [Counter(t for t in terms(b.text) if t in qset) for b in blocks]
+    qset = set(index_terms(" ".join(query_terms)))
+    counts = [Counter(t for t in index_terms(b.text) if t in qset) for b in blocks]
     df = Counter(t for c in counts for t in c)
     n = len(blocks)
     idf = {t: math.log(1 + n / d) for t, d in df.items()}

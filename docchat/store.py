@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from ingest.document import Block, Document, Page, Section
-from ingest.segment import index_text, terms
+from ingest.segment import index_texts, terms
 
 logger = logging.getLogger(__name__)
 
@@ -130,10 +130,13 @@ class SessionStore:
                   s.level, s.page_start, s.page_end, s.kind, s.tokens,
                   json.dumps([[b.kind, b.text, b.page] for b in s.blocks], ensure_ascii=False))
                  for s in doc.sections])
+            # Headings and bodies in one batch: index_texts spreads large Chinese ones over cores.
+            n = len(doc.sections)
+            prepared = index_texts([" ".join(s.heading_path) for s in doc.sections]
+                                   + [s.text for s in doc.sections])
             self.db.conn.executemany(
                 "INSERT INTO sections_fts (heading, body, doc_id, idx) VALUES (?,?,?,?)",
-                [(index_text(" ".join(s.heading_path)), index_text(s.text), doc_id, s.index)
-                 for s in doc.sections])
+                [(prepared[k], prepared[n + k], doc_id, s.index) for k, s in enumerate(doc.sections)])
         doc.id = doc_id
         return doc_id
 

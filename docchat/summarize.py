@@ -7,6 +7,7 @@ measured with the backend's own ``count_prompt_tokens`` against
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -139,7 +140,9 @@ def plan_groups(doc: Document, backend: Backend, lang: str = "auto",
         return backend.count_prompt_tokens(summary_messages(
             "map", language, title, group.text, i=99, n=99, pages=group.pages)) <= budget
 
-    return group_sections(doc, room, backend.count_tokens, fits)
+    # Sections are measured more than once; an HTTP backend counts with a round trip.
+    count = functools.lru_cache(maxsize=4096)(backend.count_tokens)
+    return group_sections(doc, room, count, fits)
 
 
 def _budget(backend: Backend, max_new_tokens: int) -> int:
@@ -310,11 +313,12 @@ _HEADINGS = re.compile(r"^\s*#+\s*(overview|summary|概述|摘要|总结)\s*:?\s
 
 
 def one_line_overview(text: str, limit: int = 160) -> str:
-    """The first sentence-bearing line after an Overview heading (or the first line)."""
+    """The first line of prose after an Overview heading (else the first prose line)."""
     lines = [ln.strip() for ln in text.splitlines()]
     start = next((i + 1 for i, ln in enumerate(lines) if _HEADINGS.match(ln)), 0)
-    for ln in lines[start:] + lines[:start]:
-        plain = re.sub(r"^[#>*\-\d.\s]+", "", ln).replace("**", "").strip()
+    prose = [ln for ln in lines[start:] + lines[:start] if ln and not ln.startswith("#")]
+    for ln in prose or [ln.lstrip("#") for ln in lines]:
+        plain = re.sub(r"^(?:[>*+-]|\d+[.)])\s*", "", ln).replace("**", "").strip()
         if plain:
             return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
     return ""

@@ -21,8 +21,6 @@ _MANY_BLANKS = re.compile(r"\n{3,}")
 _KEEP_WIDE = "\u3000\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
 _HAS_WIDE = re.compile(f"[{_KEEP_WIDE}]")
 _NOT_WIDE_RUN = re.compile(f"[^{_KEEP_WIDE}]+")
-# A word broken at a line end: "manage-\nment". PDFium marks the same break with U+FFFE.
-_HYPHEN_BREAK = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+)")
 
 
 def nfkc(text: str) -> str:
@@ -39,6 +37,22 @@ def strip_controls(text: str) -> str:
     return _CONTROL.sub("", _NEWLINES.sub("\n", text))
 
 
+# A word broken at a line end: "manage-\nment". PDFium marks the same break with U+FFFE.
+# A match is a run of letters, such a break and more letters (as the regex
+# (?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+) would find).
+_BREAK = re.compile(r"-[ \t]*\n[ \t]*|\ufffe")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_LETTER_AT_END = re.compile(r"[^\W\d_]\Z")
+
+
+def _letter_run_start(text: str, end: int) -> int:
+    """Start of the run of letters (as [^\\W\\d_]) that ends at `end`; `end` if none."""
+    start = end
+    while start > 0 and _LETTER_AT_END.match(text, start - 1, start):
+        start -= 1
+    return start
+
+
 def join_hyphenated(text: str, vocabulary: str | None = None) -> str:
     """Re-join words broken at line ends: "manage-\\nment" -> "management".
 
@@ -47,20 +61,36 @@ def join_hyphenated(text: str, vocabulary: str | None = None) -> str:
     `vocabulary` (by default the text itself) and the closed form does not; otherwise it is
     dropped, since line-end hyphens in typeset documents are mostly typographic.
     """
-    if "-" not in text and "\ufffe" not in text:
+    if "\ufffe" not in text and "-" not in text:
         return text
     vocab = text if vocabulary is None else vocabulary
+    # Same result as substituting that regex, but the scan starts at the (few) breaks
+    # instead of trying the pattern at every letter of the page.
+    out: list[str] = []
+    done = 0  # text[:done] is settled
+    for m in _BREAK.finditer(text):
+        b, e = m.span()
+        start = _letter_run_start(text, b)
+        tail = _LETTERS.match(text, e)
+        if start == b or start < done or tail is None:
+            continue
+        head, rest = text[start:b], tail.group(0)
+        out.append(text[done:start])
+        out.append(_join(head, rest, text[start:tail.end()], vocab))
+        done = tail.end()
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
-    def join(m: re.Match[str]) -> str:
-        head, tail = m.group(1), m.group(2)
-        if not tail[0].islower():
-            return f"{head}-{tail}" if m.group(0).count("\ufffe") else m.group(0)
-        closed = head + tail
-        if f"{head}-{tail}" in vocab and closed not in vocab:
-            return f"{head}-{tail}"
-        return closed
 
-    return _HYPHEN_BREAK.sub(join, text)
+def _join(head: str, tail: str, whole: str, vocab: str) -> str:
+    if not tail[0].islower():
+        return f"{head}-{tail}" if "\ufffe" in whole else whole
+    closed = head + tail
+    if f"{head}-{tail}" in vocab and closed not in vocab:
+        return f"{head}-{tail}"
+    return closed
 
 
 def clean_text(text: str, vocabulary: str | None = None) -> str:
@@ -68,9 +98,17 @@ def clean_text(text: str, vocabulary: str | None = None) -> str:
     return _finish(join_hyphenated(nfkc(strip_controls(text)), vocabulary))
 
 
-def clean_pages(texts: Sequence[str]) -> list[str]:
-    """clean_text on every page, with the whole document as the vocabulary for hyphen joins."""
-    normal = [nfkc(strip_controls(t)) for t in texts]
+def normalize_page(text: str) -> str:
+    """The part of clean_text that needs no other page: controls and NFKC."""
+    return nfkc(strip_controls(text))
+
+
+def clean_pages(texts: Sequence[str], normalized: bool = False) -> list[str]:
+    """clean_text on every page, with the whole document as the vocabulary for hyphen joins.
+
+    With normalized=True the texts have been through normalize_page already.
+    """
+    normal = list(texts) if normalized else [normalize_page(t) for t in texts]
     vocabulary = "\n".join(normal)
     return [_finish(join_hyphenated(t, vocabulary)) for t in normal]
 
@@ -178,17 +216,23 @@ _SPACE_RUNS = re.compile(r"\s+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 # Dot leaders and bullets in tables of contents and lists are neither words nor noise.
 _NEUTRAL = re.compile(r"[.·…•◦▪‣∙_\-–—]+")
+_ASCII_KEEP_SPACE = bytes(c for c in range(128) if not chr(c).isspace())  # deleted: all but spaces
+_ASCII_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
 _PLAIN_WORD = re.compile(r"[(\[\"'“‘]*(?:[^\W\d_]{2,}|\d+(?:[.,:/]\d+)*)[)\]\"'”’.,;:!?%]*")
 
 
 def text_quality(text: str) -> float:
     """Share of non-space characters in word-like tokens (mostly letters or digits of any script)."""
     total = good = 0
-    for m in _TOKEN.finditer(text):
-        tok = m.group(0)
+    for tok in text.split():  # the same tokens as \\S+
+        n = len(tok)
+        if tok.isalnum():  # the common case: a plain word, all letters/digits, never neutral
+            total += n
+            if n < 40 or max(tok) >= "\u3000":
+                good += n
+            continue
         if _NEUTRAL.fullmatch(tok):
             continue
-        n = len(tok)
         total += n
         alnum = sum(1 for ch in tok if ch.isalnum())
         # Latin "words" over 40 characters are words run together; CJK has no spaces.
@@ -212,7 +256,14 @@ def is_garbage(text: str, ocr_layer: bool = False, min_chars: int = 20) -> bool:
         return False
     if ocr_layer:
         return word_ratio(stripped) < 0.75
-    dense = _SPACE_RUNS.sub("", stripped)
-    if len(_NOT_ALNUM.sub("", dense)) >= 0.75 * len(dense):
+    if stripped.isascii():
+        # Same counts as the regexes below, by bytes.translate (whitespace as str.isspace).
+        raw = stripped.encode("ascii")
+        dense = len(raw) - len(raw.translate(None, _ASCII_KEEP_SPACE))
+        alnum = len(raw.translate(None, _ASCII_NOT_ALNUM))
+    else:
+        squeezed = _SPACE_RUNS.sub("", stripped)
+        dense, alnum = len(squeezed), len(_NOT_ALNUM.sub("", squeezed))
+    if alnum >= 0.75 * dense:
         return False  # fast path: mostly letters and digits
     return text_quality(stripped) < 0.4

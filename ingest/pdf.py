@@ -9,7 +9,8 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from docchat.errors import DocumentError, PasswordRequired
-from ingest.clean import is_garbage
+from ingest.clean import is_garbage, normalize_page
+from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +19,11 @@ OCR_HINT = "run `ocrmypdf in.pdf out.pdf` first and load out.pdf"
 _OBJECTS_TO_SCAN = 64
 # A document with fewer visible characters than this per page has no usable text layer.
 _MIN_CHARS_PER_PAGE = 20
+# Documents with at least this many pages are read by several processes (one per core):
+# below it, forking (~20 ms) costs more than it saves.
+PARALLEL_MIN_PAGES = 64
+# Share of the pages the calling process reads itself; it also reads the outline and labels.
+_PARENT_SHARE = 0.45
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class PdfText:
     outline: list[OutlineEntry]
     title: str = ""
     warnings: list[str] = field(default_factory=list)
+    # normalize_page(text) of each page, done by the (parallel) readers; clean_pages goes on from it.
+    normalized: list[str] = field(default_factory=list)
 
 
 def open_pdf(path: str | Path, password: str | None = None) -> pdfium.PdfDocument:
@@ -83,9 +91,12 @@ def _labels(pdf: pdfium.PdfDocument, n_pages: int) -> list[str | None]:
     return labels
 
 
-def _read_pages(pdf: pdfium.PdfDocument, lo: int, hi: int) -> list[tuple[str, bool]]:
-    """(text, is_garbage) for pages lo..hi-1; garbage text is returned empty."""
-    out: list[tuple[str, bool]] = []
+_Row = tuple[str, str, bool]  # raw text, normalize_page(raw text), is_garbage
+
+
+def _read_pages(pdf: pdfium.PdfDocument, lo: int, hi: int) -> list[_Row]:
+    """Rows for pages lo..hi-1; garbage text is returned empty."""
+    out: list[_Row] = []
     for i in range(lo, hi):
         page = pdf[i]
         try:
@@ -97,12 +108,40 @@ def _read_pages(pdf: pdfium.PdfDocument, lo: int, hi: int) -> list[tuple[str, bo
             bad = bool(text.strip()) and is_garbage(text, ocr_layer=_is_ocr_layer(page))
         finally:
             page.close()
-        out.append(("" if bad else text, bad))
+        text = "" if bad else text
+        out.append((text, normalize_page(text), bad))
     return out
 
 
+def _read_range(source: str | pdfium.PdfDocument, password: str | None, lo: int,
+                hi: int) -> list[_Row]:
+    """_read_pages for one process: the caller passes its open document, a worker a path.
+
+    A worker opens the file itself: a forked copy of an open document would share the
+    parent's file offset.
+    """
+    if isinstance(source, pdfium.PdfDocument):
+        return _read_pages(source, lo, hi)
+    pdf = open_pdf(source, password)
+    try:
+        return _read_pages(pdf, lo, hi)
+    finally:
+        pdf.close()
+
+
+def _split(n: int, parts: int) -> list[tuple[int, int]]:
+    """Page ranges for `parts` processes; the first (the caller's) is a little smaller."""
+    first = round(n * _PARENT_SHARE) if parts == 2 else n // parts
+    bounds = [0, first] + [first + (n - first) * k // (parts - 1) for k in range(1, parts)]
+    return [(bounds[k], bounds[k + 1]) for k in range(parts)]
+
+
 def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
-    """Text of every page (reading order as PDFium gives it), labels, outline and title."""
+    """Text of every page (reading order as PDFium gives it), labels, outline and title.
+
+    Long documents are read by one process per core (forked; see ingest.parallel),
+    with the same result as reading them here.
+    """
     name = Path(path).name
     pdf = open_pdf(path, password)
     try:
@@ -110,9 +149,16 @@ def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         if n == 0:
             raise DocumentError(f"{name} has no pages; re-export it.")
         warnings: list[str] = []
-        results = _read_pages(pdf, 0, n)
-        texts = [text for text, _ in results]
-        garbage = [i + 1 for i, (_, bad) in enumerate(results) if bad]
+        parts = processes(2) if n >= PARALLEL_MIN_PAGES else 1
+        if parts > 1:
+            ranges = _split(n, parts)
+            jobs = [(pdf if k == 0 else str(path), password, lo, hi) for k, (lo, hi) in enumerate(ranges)]
+            results = run_split(_read_range, jobs)
+            results = [row for part in results for row in part]
+        else:
+            results = _read_pages(pdf, 0, n)
+        texts = [text for text, _, _ in results]
+        garbage = [i + 1 for i, (_, _, bad) in enumerate(results) if bad]
         if garbage:
             pages = ", ".join(map(str, garbage))
             warnings.append(
@@ -127,6 +173,7 @@ def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
             what = "its page is an image" if n == 1 else "its pages are images"
             raise DocumentError(f"{name} has no text layer ({what}, e.g. a scan); OCR is needed: {OCR_HINT}.")
         title = (pdf.get_metadata_value("Title") or "").strip()
-        return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title, warnings=warnings)
+        return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title, warnings=warnings,
+                       normalized=[normal for _, normal, _ in results])
     finally:
         pdf.close()

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+
+from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
 
@@ -28,21 +31,47 @@ def has_cjk(text: str) -> bool:
 
 def cjk_ratio(text: str) -> float:
     """Share of CJK ideographs among the letters of text."""
-    letters = sum(1 for ch in text if ch.isalpha())
+    if text.isascii():
+        return 0.0
+    letters = sum(map(str.isalpha, text))
     if not letters:
         return 0.0
     return sum(len(m) for m in _CJK_RUN.findall(text)) / letters
 
 
+# jieba's segmentation of a Chinese run depends only on the run (and the dictionary, which
+# docchat never changes), and runs recur a lot (terms of art, 的/是/在 between Latin words),
+# so cut each distinct run once. Cleared when full rather than kept as an LRU: cheaper.
+_CACHE_MAX = 200_000
+_cut_cache: dict[tuple[str, bool], list[str]] = {}
+
+
+def _is_cjk_word(w: str) -> bool:
+    # A _WORD match is a Chinese run iff it starts with an ideograph: the first alternative
+    # of _WORD wins there and takes the whole run; the second never starts on one.
+    c = w[0]
+    return "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf" or "\uf900" <= c <= "\ufaff"
+
+
+def _cut_run(run: str, for_search: bool) -> list[str]:
+    key = (run, for_search)
+    pieces = _cut_cache.get(key)
+    if pieces is None:
+        j = _jieba()
+        cut = j.cut_for_search(run) if for_search else j.cut(run)
+        pieces = [p for p in cut if p.strip()]
+        if len(_cut_cache) >= _CACHE_MAX:
+            _cut_cache.clear()
+        _cut_cache[key] = pieces
+    return pieces
+
+
 def terms(text: str, for_search: bool = True) -> list[str]:
     """Lower-cased words of text; Chinese runs are cut by jieba (search mode adds sub-words)."""
     out: list[str] = []
-    for m in _WORD.finditer(text):
-        w = m.group(0)
-        if _CJK_RUN.fullmatch(w):
-            j = _jieba()
-            pieces = j.cut_for_search(w) if for_search else j.cut(w)
-            out.extend(p for p in pieces if p.strip())
+    for w in _WORD.findall(text):
+        if _is_cjk_word(w):
+            out.extend(_cut_run(w, for_search))
         else:
             out.append(w.lower())
     return out
@@ -50,7 +79,44 @@ def terms(text: str, for_search: bool = True) -> list[str]:
 
 def index_text(text: str) -> str:
     """Text prepared for an FTS5 unicode61 index: words separated by spaces."""
+    if _CJK_RUN.search(text) is None:
+        # Same as joining terms(): lower() maps each character in the same word context.
+        return " ".join(_WORD.findall(text)).lower()
     return " ".join(terms(text, for_search=True))
+
+
+# Chinese characters in a batch above which index_texts uses more than one process:
+# jieba cuts ~0.5-1 M characters/s, a fork costs ~20 ms.
+PARALLEL_MIN_CJK = 40_000
+
+
+def clear_cache() -> None:
+    """Forget cached jieba segmentations (benchmarks use this to time cold work)."""
+    _cut_cache.clear()
+
+
+def _index_all(texts: Sequence[str]) -> list[str]:
+    return [index_text(t) for t in texts]
+
+
+def index_texts(texts: Sequence[str]) -> list[str]:
+    """index_text of each text; large Chinese batches are cut by one process per core."""
+    cjk = [sum(map(len, _CJK_RUN.findall(t))) for t in texts]
+    total = sum(cjk)
+    parts = processes(2) if total >= PARALLEL_MIN_CJK else 1
+    if parts <= 1:
+        return _index_all(texts)
+    _jieba()  # load the dictionary once, before forking, not in every child
+    # Contiguous slices with about the same amount of Chinese each.
+    bounds, acc, k = [0], 0, 1
+    for i, n in enumerate(cjk):
+        acc += n
+        if k < parts and acc >= total * k / parts:
+            bounds.append(i + 1)
+            k += 1
+    bounds += [len(texts)] * (parts + 1 - len(bounds))
+    jobs = [(texts[bounds[k]:bounds[k + 1]],) for k in range(parts)]
+    return [out for part in run_split(_index_all, jobs) for out in part]
 
 
 def cut_words(text: str) -> list[str]:

@@ -183,12 +183,13 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
 
 # ---- blocks ----------------------------------------------------------------------------------
 
+# Every alternative is anchored at the line start (tried with .match, once per line);
+# a line whose last non-space character is ; { or } is code too (see _tag).
 _CODE_LINE = re.compile(
     r"""^\s*(?:\$|\#|>>>|\.\.\.)\s
     |^\s*(?:from\s+[\w.]+\s+)?import\s+[\w.*]+
     |^\s*(?:def|class|return|elif|else|for|while|try|except|with|raise|yield|var|let|const|function|
          public|private|static|void|int|char|\#include|\#define|sudo|apt-get|apt|if)\b.*[:;{}()=]\s*$
-    |[;{}]\s*$
     |^\s*[\w.\[\]'"]+\s*[-+*/|&]?=\s*\S
     |^\s*[\w.]+\(.*\)[;,]?\s*$
     |^\s*[})\]]+[;,)]*\s*$
@@ -200,16 +201,20 @@ _LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙●○■□\-–—*+]|\(?\d{1
 _PARA_END = re.compile(r"[.!?:。！？：][\"”’)]?$")
 
 
+
+
 def _tag(line: str) -> str:
-    if not line.strip():
+    stripped = line.rstrip()
+    if not stripped:
         return "blank"
     if _FENCE.match(line):
         return "fence"
-    if _TABLE_LINE.search(line):
+    # Each alternative of _TABLE_LINE needs one of these; most lines skip the regex.
+    if ("  " in line or "\t" in line or "|" in line or "+" in line or "=" in line) and _TABLE_LINE.search(line):
         return "table"
     if _LIST_ITEM.match(line):
         return "list"
-    if _CODE_LINE.search(line):
+    if stripped[-1] in ";{}" or _CODE_LINE.match(line):
         return "code"
     return "text"
 

@@ -91,7 +91,7 @@ def frob_doc():
             ]),
             section(2, ("3 The quuxifier",), [
                 ("prose", FILLER * 2, 3),
-                ("prose", "The quuxifier takes a second argument too: its second argument is "
+                ("prose", "The quuxifier takes two arguments too: its second argument is "
                           "the retry count, and the second argument defaults to 3.", 3)]),
             section(3, ("4 Logging",), [("prose", FILLER * 6, 4)])]
     return document("frob.pdf", secs)
@@ -341,3 +341,11 @@ def test_in_memory_index_matches_the_store_ranking(store):
         mine = [(h.doc_id, h.section) for h in index.search(q, limit=10)]
         theirs = [(h.doc_id, h.section) for h in store.search_sections(q, ids, limit=10)]
         assert mine[:5] == theirs[:5], q
+
+
+def test_outline_deepens_where_the_hits_are():
+    doc = manual(chapters=12, per=6)
+    p = pack([doc], "quota", CharBackend(4000), max_new_tokens=50)
+    outline = p.text.split("## Document excerpts")[0]
+    assert re.search(r"^  \d+\.\d+ The quota setup \d+ \[p\. \d+\]$", outline, re.M)
+    assert not re.search(r"^  \d+\.\d+ The sound setup", outline, re.M)

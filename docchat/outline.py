@@ -1,0 +1,126 @@
+"""The compact outline of each document: heading paths with page markers, all levels when
+they fit, else the top levels first, deepened where the question's hits are."""
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Sequence
+
+from docchat.passages import Counter, page_marker
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Entry:
+    depth: int
+    line: str
+    start: int  # position of the first section under this heading
+    end: int  # position after the last section under it
+
+
+@dataclass(frozen=True)
+class Outline:
+    text: str
+    tokens: int
+    dropped: int  # headings left out
+    entries: tuple[tuple[Entry, ...], ...]  # per document
+    chosen: tuple[tuple[int, ...], ...]  # per document: indexes into entries, by priority
+    headers: tuple[str, ...]
+
+    def smaller(self) -> "Outline | None":
+        """The outline without its lowest-priority half (then empty; then None)."""
+        if any(self.chosen):
+            chosen = tuple(c[: len(c) // 2] for c in self.chosen)
+            return _render(self.entries, chosen, self.headers, None)
+        if self.text:
+            return Outline("", 0, self.dropped, self.entries, self.chosen, self.headers)
+        return None
+
+
+_CACHE: dict[int, tuple[Document, tuple[Entry, ...]]] = {}
+
+
+def entries_of(doc: Document) -> tuple[Entry, ...]:
+    """An entry for every distinct heading path prefix, in document order (cached)."""
+    hit = _CACHE.get(id(doc))
+    if hit is not None and hit[0] is doc and hit[1] and hit[1][-1].end <= len(doc.sections):
+        return hit[1]
+    if len(_CACHE) >= 16:
+        _CACHE.pop(next(iter(_CACHE)))
+    entries = _entries(doc)
+    _CACHE[id(doc)] = (doc, entries)
+    return entries
+
+
+def _entries(doc: Document) -> tuple[Entry, ...]:
+    out: list[list] = []
+    open_: dict[tuple[str, ...], int] = {}
+    for pos, s in enumerate(doc.sections):
+        for k in range(1, len(s.heading_path) + 1):
+            path = s.heading_path[:k]
+            if path in open_:
+                out[open_[path]][3] = pos + 1
+                continue
+            open_[path] = len(out)
+            line = "  " * (k - 1) + f"{path[-1]} {page_marker(doc, s.page_start)}"
+            out.append([k, line, pos, pos + 1])
+    return tuple(Entry(*e) for e in out)
+
+
+def build_outline(documents: Sequence[Document], counter: Counter, budget: int,
+                  relevance: Sequence[dict[int, float]] | None = None) -> Outline:
+    """The outline of every document within budget tokens: shallow levels first, then the
+    deeper headings over the sections most relevant to the question (relevance: per
+    document, section position -> score)."""
+    entries = tuple(entries_of(d) for d in documents)
+    headers = tuple(f"{d.name} ({len(d.pages)} pages)" for d in documents)
+    cost = sum(counter.text(h) + 2 for h in headers)
+    ranked = []  # (depth, -relevance, share of the document before it, doc, entry index)
+    for di, es in enumerate(entries):
+        rel = relevance[di] if relevance else {}
+        hits = sorted(rel)
+        for ei, e in enumerate(es):
+            score = 0.0
+            if hits and e.depth > 1:
+                lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
+                score = max((rel[hits[k]] for k in range(lo, hi)), default=0.0)
+            # Top-level headings of several documents interleave by position.
+            key = (e.depth, 0.0, ei / len(es)) if score == 0 else (1.5, -score, 0.0)
+            ranked.append((*key, di, ei))
+    ranked.sort()
+    chosen: list[list[int]] = [[] for _ in documents]
+    for depth, _, _, di, ei in ranked:
+        c = counter.text(entries[di][ei].line) + 1
+        if cost + c > budget:
+            if depth >= 2:
+                continue
+            break
+        cost += c
+        chosen[di].append(ei)
+    return _render(entries, tuple(tuple(c) for c in chosen), headers, counter)
+
+
+def _render(entries, chosen, headers, counter: Counter | None) -> Outline:
+    parts, dropped = [], 0
+    for es, picked, head in zip(entries, chosen, headers):
+        keep = set(picked)
+        lines = [f"- {head}"]
+        gap = 0
+        for ei, e in enumerate(es):
+            if ei in keep:
+                if gap and e.depth == 1:
+                    lines.append(f"[… {gap} more headings]")
+                    gap = 0
+                lines.append(e.line)
+            else:
+                gap += 1
+                dropped += 1
+        if gap:
+            lines.append(f"[… {gap} more headings]")
+        parts.append("\n".join(lines))
+    text = "\n".join(parts)
+    tokens = counter.text(text) if counter is not None else 0
+    return Outline(text, tokens, dropped, entries, chosen, headers)

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from docchat.cli import cli
+from docchat.store import SessionStore
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(map(str, args)), catch_exceptions=False)
+
+
+def lines_json(output: str) -> list[dict]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+def test_help_everywhere():
+    for args in ([], ["ingest"], ["ask"], ["pack"]):
+        r = run(*args, "--help")
+        assert r.exit_code == 0 and "Usage" in r.output
+
+
+def test_ingest_folder_json_bad_file_does_not_stop_the_rest(tmp_path, data_dir):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("headers.pdf", "invalid.pdf", "form_dd0293.pdf"):
+        shutil.copy(data_dir / name, folder / name)
+    (folder / "notes.md").write_text("# Title\n\nSome text about backups.\n", encoding="utf-8")
+    (folder / "ignored.docx").write_bytes(b"PK")
+    db = tmp_path / "t.db"
+    r = run("ingest", folder, "--db", db, "--json")
+    assert r.exit_code == 1
+    rows = {row["path"].rsplit("/", 1)[-1]: row for row in lines_json(r.output)}
+    assert set(rows) == {"headers.pdf", "invalid.pdf", "form_dd0293.pdf", "notes.md"}
+    good = rows["headers.pdf"]
+    for key in ("path", "sha256", "pages", "tokens", "tokenizer", "sections", "seconds", "error"):
+        assert key in good
+    assert good["error"] is None and good["pages"] == 6 and good["tokenizer"] == "cl100k_base"
+    assert rows["form_dd0293.pdf"]["error"] is None  # empty user password opens
+    assert rows["invalid.pdf"]["error"] and "Traceback" not in r.output
+    store = SessionStore.open(db)
+    assert store.db["documents"].count == 3
+
+
+def test_same_file_twice_is_ingested_once(tmp_path, data_dir):
+    db = tmp_path / "t.db"
+    first = lines_json(run("ingest", data_dir / "headers.pdf", "--db", db, "--json").output)[0]
+    copy = tmp_path / "renamed.pdf"
+    shutil.copy(data_dir / "headers.pdf", copy)
+    second = lines_json(run("ingest", copy, "--db", db, "--json").output)[0]
+    assert second["reused"] and second["doc_id"] == first["doc_id"]
+    assert second["sha256"] == first["sha256"]
+    assert SessionStore.open(db).db["documents"].count == 1
+
+
+def test_ingest_text_shows_page_markers(tmp_path, data_dir):
+    r = run("ingest", data_dir / "headers.pdf", "--db", tmp_path / "t.db", "--text")
+    assert r.exit_code == 0
+    assert "[p. " in r.output and "6 pages" in r.output
+
+
+def test_exit_codes_for_bad_file_and_usage(tmp_path, data_dir):
+    r = run("ingest", data_dir / "invalid.pdf", "--db", tmp_path / "t.db")
+    assert r.exit_code == 1 and "error:" in r.output
+    assert run("ingest", "--db", tmp_path / "t.db").exit_code == 2  # no paths
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run("ingest", empty, "--db", tmp_path / "t.db").exit_code == 2
+
+
+def test_encrypted_pdf_with_password(tmp_path, data_dir):
+    db = tmp_path / "t.db"
+    no_pw = lines_json(run("ingest", data_dir / "graph-encrypted.pdf", "--db", db,
+                           "--json").output)[0]
+    assert "password" in no_pw["error"].lower()
+    with_pw = lines_json(run("ingest", data_dir / "graph-encrypted.pdf", "--db", db,
+                             "--password", "user", "--json").output)[0]
+    # It opens, then its only page turns out to be an image.
+    assert "password" not in with_pw["error"].lower()
+    assert "ocr" in with_pw["error"].lower()
+
+
+def test_ask_json_with_echo_backend(tmp_path, data_dir):
+    r = run("ask", data_dir / "headers.pdf", "-q", "What does every gadget have?",
+            "--backend", "echo", "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    out = lines_json(r.output)[-1]
+    for key in ("answer", "backend", "model", "prompt_tokens", "completion_tokens", "ttft_ms",
+                "decode_tokens_per_s", "stopped", "metrics"):
+        assert key in out
+    assert out["answer"].startswith("Echo: What does every gadget have?")
+    assert out["backend"] == "echo" and out["stopped"] is False
+    assert out["completion_tokens"] == len(out["answer"].split())
+    assert set(out["metrics"]["model"]) >= {"ttft_ms", "itl_ms_p95", "tokens_per_s"}
+    assert all(name == "headers.pdf" for name, _ in out["pages"])
+
+
+def test_ask_streams_text(tmp_path, data_dir):
+    r = run("ask", data_dir / "headers.pdf", "-q", "Hello there", "--backend", "echo",
+            "--db", tmp_path / "t.db", "--preset", "quick")
+    assert r.exit_code == 0 and "Echo: Hello there" in r.output
+
+
+def test_ask_dead_server_is_one_clear_line(tmp_path, data_dir):
+    r = run("ask", data_dir / "headers.pdf", "-q", "Hi", "--backend", "openai",
+            "--base-url", "http://127.0.0.1:9/v1", "--db", tmp_path / "t.db")
+    assert r.exit_code == 1
+    assert "127.0.0.1:9" in r.output and "Traceback" not in r.output
+
+
+def test_pack_json_respects_budget_and_follow_up(tmp_path):
+    doc = tmp_path / "指南.md"
+    doc.write_text(
+        "# 第一章 备份\n\n备份数据库有两种方法。第一种方法是使用 dump 命令导出。\n\n"
+        "# 第二章 恢复\n\n第二种方法是复制数据文件，然后用 restore 命令恢复。\n\n"
+        + "".join(f"# 第{i}章 其他\n\n" + "无关 的 内容。 " * 80 + "\n\n" for i in range(3, 12)),
+        encoding="utf-8")
+    hist = tmp_path / "h.json"
+    hist.write_text(json.dumps([{"role": "user", "content": "备份数据库有哪些方法？"},
+                                {"role": "assistant", "content": "有两种方法 [p. 1]。"}],
+                               ensure_ascii=False), encoding="utf-8")
+    r = run("pack", doc, "-q", "那第二种方法呢？", "--budget", "700", "--history", hist,
+            "--backend", "echo", "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    out = lines_json(r.output)[0]
+    assert out["tokens"] <= out["budget"] == 700
+    assert not out["whole"] and out["tokenizer"]
+    assert "restore" in out["text"] and "[p. " in out["text"]
+    assert out["pages"] and out["pages"][0][0] == "指南.md"
+
+
+def test_ask_bad_history_file_is_usage_error(tmp_path, data_dir):
+    hist = tmp_path / "h.json"
+    hist.write_text('{"not": "a list"}', encoding="utf-8")
+    r = run("ask", data_dir / "headers.pdf", "-q", "Hi", "--backend", "echo",
+            "--history", hist, "--db", tmp_path / "t.db")
+    assert r.exit_code == 2 and "--history" in r.output

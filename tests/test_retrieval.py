@@ -1,0 +1,95 @@
+"""Retrieval: stopwords, the term map, queries from history, the in-memory BM25 index
+against the store's FTS5 ranking, block scores."""
+from __future__ import annotations
+
+import pytest
+
+from docchat.backends import Message
+from docchat.retrieval import (SectionIndex, block_scores, build_queries, content_terms,
+                               fused_scores, synonyms, translate_terms)
+from ingest.document import Block, Document, Page, Section
+
+
+def doc(name, texts, language="en", doc_id=None):
+    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose", (Block("prose", body, i + 1),))
+            for i, (title, body) in enumerate(texts)]
+    return Document(path=name, sha256=name, name=name, kind="pdf", language=language,
+                    pages=[Page(i + 1, "") for i in range(len(texts))], sections=secs, id=doc_id)
+
+
+def en_doc():
+    return doc("en.pdf", [("Printing", "CUPS prints files; lpr sends a file to the printer."),
+                          ("Network interfaces", "Configure each network interface in one file."),
+                          ("Backup", "Use rsync or tar to back up the home directory."),
+                          ("Fonts", "TrueType and OpenType fonts are installed system wide.")])
+def zh_doc():
+    return doc("zh.pdf", [("打印", "CUPS 打印文件，lpr 把文件发送到打印机。"),
+                          ("网络接口", "在一个文件中配置每个网络接口。"),
+                          ("备份", "用 rsync 或 tar 备份主目录。")], language="zh")
+
+
+def test_content_terms_drop_question_words():
+    assert content_terms("What is the printer for?") == ["printer"]
+    assert content_terms("如何配置网络接口？")[:3] == ["配置", "网络", "接口"]
+
+
+def test_term_map_translates_both_ways_and_finds_synonyms():
+    assert "network" in translate_terms(["网络"]) and "interface" in translate_terms(["接口"])
+    assert "网络" in translate_terms(["network"]) and "打印机" in translate_terms(["printers"])
+    assert "密码" in synonyms(["口令"])
+    assert translate_terms(["frobnicate"]) == []
+
+
+def test_queries_add_recent_user_turns_and_translations():
+    history = [Message("user", "How do I set up the printer?"), Message("assistant", "See p. 1")]
+    qs = build_queries("And the second one?", history, [en_doc()])
+    texts = [q.text for q in qs]
+    assert texts[0] == "second" and any("printer" in t for t in texts[1:])
+    cross = build_queries("如何配置网络接口？", (), [en_doc()])
+    assert "network" in cross[0].text.split() and "interface" in cross[0].text.split()
+    same = build_queries("如何配置网络接口？", (), [zh_doc()], expand=False)
+    assert same[0].text.startswith("配置 网络 接口") and len(same) == 1
+
+
+@pytest.mark.parametrize("query,best", [("printer lpr", 1), ("network interface", 2),
+                                        ("rsync", 3), ("备份 rsync", 3)])
+def test_section_index_ranks_the_matching_section_first(query, best):
+    hits = SectionIndex([en_doc()]).search(query)
+    assert hits[0].section == best - 1 and hits[0].doc_id == 0
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+def test_section_index_matches_store_scores(store):
+    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
+    loaded = [store.load_document(i) for i in ids]
+    mine = SectionIndex(loaded)
+    for q in ["printer file", "备份 rsync tar", "网络 接口 network"]:
+        a = {(h.doc_id, h.section): h.score for h in mine.search(q)}
+        b = {(h.doc_id, h.section): h.score for h in store.search_sections(q, ids)}
+        assert a.keys() == b.keys(), q
+        for k in a:
+            assert a[k] == pytest.approx(b[k], rel=1e-6), (q, k)
+
+
+def test_fused_scores_normalise_each_query():
+    def search(text):
+        return SectionIndex([en_doc()]).search(text)
+    qs = build_queries("printer", [Message("user", "backup with rsync")], [en_doc()])
+    fused = fused_scores(search, qs)
+    assert max(fused.values()) <= sum(q.weight for q in qs) + 1e-9
+    assert (0, 0) in fused and (0, 2) in fused
+
+
+def test_block_scores_prefer_blocks_with_rare_query_words():
+    blocks = [Block("prose", "the file", 1), Block("code", "lpr file --printer", 1),
+              Block("prose", "nothing here", 2)]
+    s = block_scores(blocks, ["lpr", "file"])
+    assert s[1] > s[0] > s[2] == 0
+
+
+def test_index_stems_english_like_the_store():
+    from docchat.retrieval import index_terms
+    assert index_terms("restoring Restored restore") == ["restor"] * 3
+    assert index_terms("网络接口") == [t for t in index_terms("网络接口")]  # Chinese untouched
+    hits = SectionIndex([en_doc()]).search("printers configured")
+    assert {h.section for h in hits} == {0, 1}
