@@ -146,11 +146,10 @@ def open_page(browser, url: str):
 
 
 def wait_idle(page, timeout: float = 60) -> None:
-    """Until the script run ends (Streamlit's "Running…" widget is gone)."""
-    deadline = time.time() + timeout
-    page.wait_for_timeout(50)
-    while page.get_by_test_id("stStatusWidget").count() and time.time() < deadline:
-        page.wait_for_timeout(50)
+    """Until the script run ends (the app's script state is "notRunning")."""
+    page.wait_for_timeout(100)  # let a rerun that an action triggered begin
+    page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+        timeout=timeout * 1000)
 
 
 def upload(page) -> None:

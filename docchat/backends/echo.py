@@ -39,7 +39,8 @@ class EchoBackend:
         if self.reply is not None:
             return self.reply
         question = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        context = "\n".join(m.content for m in messages)
+        # Only the documents' markers, not the system prompt's example of one.
+        context = "\n".join(m.content for m in messages if m.role != "system")
         marker = _MARKER.search(context)
         last_line = question.strip().splitlines()[-1] if question.strip() else ""
         return f"Echo: {last_line}" + (f" {marker.group(0)}" if marker else "")
