@@ -8,6 +8,7 @@ ASKED_AT = time.perf_counter()  # this run began: the moment a question was subm
 import logging  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import fields  # noqa: E402
+from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
@@ -17,7 +18,7 @@ from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
 from docchat.i18n import LANGUAGES, metrics_line, t  # noqa: E402
 from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
-from docchat.render import safe_markdown, streaming_markdown  # noqa: E402
+from docchat.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 
 logger = logging.getLogger("docchat.app")
@@ -71,7 +72,8 @@ def show_answer(text: str, status: str, metrics: dict, docs: list, live: bool = 
              else citations.find_sources(text, docs))
     for s in found:
         page = next((d.page(s.page) for d in docs if d.id == s.doc_id), None)
-        with st.expander(f"{s.doc_name} · p. {s.label}", icon=":material/description:"):
+        with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
+                         icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
 
 
@@ -156,6 +158,42 @@ def preset_sidebar() -> tuple[str, dict]:
     return name, overrides
 
 
+def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generations) -> None:
+    """Sessions newest first; rename, export and delete (with confirmation) the current one."""
+    st.subheader(q("sessions"))
+    for s in store.list_sessions():
+        st.button(escape_text(s["title"]) or q("untitled"), key=f"s_{s['id']}", on_click=go,
+                  args=(s["id"],), use_container_width=True,
+                  type="primary" if s["id"] == sid else "secondary")
+    if not sid:
+        return
+    with st.expander(q("this_session")):
+        title = st.text_input(q("rename"), value=store.session(sid)["title"], key=f"title_{sid}")
+        if st.button(q("save_title")) and title.strip():
+            store.rename_session(sid, title)
+            st.rerun()
+        # Made on click, so it holds the answers finished since this run.
+        st.download_button(q("export"), partial(export, str(settings.db), sid),
+                           file_name=f"docchat-{sid}.md", mime="text/markdown",
+                           on_click="ignore", icon=":material/download:")
+        if st.button(q("delete"), icon=":material/delete:"):
+            st.session_state["confirm_delete"] = sid
+        if st.session_state.get("confirm_delete") == sid:
+            st.warning(q("confirm_delete"))
+            if st.button(q("yes_delete"), type="primary"):
+                if (g := running.get(sid)) is not None:
+                    g.stop()
+                    g.join(10)
+                store.delete_session(sid)
+                go(None)
+                st.rerun()
+            st.button(q("cancel"), on_click=st.session_state.pop, args=("confirm_delete",))
+
+
+def export(db: str, session_id: str) -> str:
+    return SessionStore.open(db).export_markdown(session_id)
+
+
 def main() -> None:
     st.session_state.setdefault("client", uuid.uuid4().hex)
     store = SessionStore.open(settings.db)
@@ -173,33 +211,7 @@ def main() -> None:
                      if settings.language in LANGUAGES else 0)
         st.button(q("new_session"), on_click=go, args=(None,), icon=":material/add:",
                   use_container_width=True)
-        st.subheader(q("sessions"))
-        for s in store.list_sessions():
-            st.button(s["title"] or q("untitled"), key=f"s_{s['id']}", on_click=go,
-                      args=(s["id"],), use_container_width=True,
-                      type="primary" if s["id"] == sid else "secondary")
-        if sid:
-            with st.expander(q("this_session")):
-                title = st.text_input(q("rename"), value=store.session(sid)["title"],
-                                      key=f"title_{sid}")
-                if st.button(q("save_title")) and title.strip():
-                    store.rename_session(sid, title)
-                    st.rerun()
-                st.download_button(q("export"), store.export_markdown(sid),
-                                   file_name=f"docchat-{sid}.md", mime="text/markdown")
-                if st.button(q("delete"), icon=":material/delete:"):
-                    st.session_state["confirm_delete"] = sid
-                if st.session_state.get("confirm_delete") == sid:
-                    st.warning(q("confirm_delete"))
-                    if st.button(q("yes_delete"), type="primary"):
-                        if (g := running.get(sid)) is not None:
-                            g.stop()
-                            g.join(10)
-                        store.delete_session(sid)
-                        go(None)
-                        st.rerun()
-                    st.button(q("cancel"), on_click=st.session_state.pop,
-                              args=("confirm_delete",))
+        sessions_box = st.container()  # filled last: a new question retitles its session
         st.divider()
         preset, overrides = preset_sidebar()
         st.divider()
@@ -262,9 +274,11 @@ def main() -> None:
             g.submitted_at = ASKED_AT
             running.start(g, chat.answer_factory(docs, question, chat.TimedBackend(backend, g),
                                                  history, preset, overrides, str(settings.db),
-                                                 ASKED_AT),
+                                                 ASKED_AT, settings.history_turns),
                           lambda: SessionStore.open(settings.db),
                           sources=chat.source_finder(docs))
+    with sessions_box:
+        sessions_sidebar(store, sid, running)
     if not sid:
         st.info(q("no_documents"))
         return

@@ -242,7 +242,7 @@ class TimedBackend:
 
 def answer_factory(documents: Sequence, question: str, backend, history: Sequence[Message],
                    preset: str, overrides: dict, db_path: str,
-                   started_at: float | None = None) -> AnswerFactory:
+                   started_at: float | None = None, history_turns: int = 3) -> AnswerFactory:
     """The call to docchat.qa.ask for one question, run later in the answer's thread."""
     doc_ids = [d.id for d in documents]
 
@@ -259,7 +259,7 @@ def answer_factory(documents: Sequence, question: str, backend, history: Sequenc
 
         return ask(list(documents), question, backend, history=list(history), preset=preset,
                    overrides=overrides or None, search=search, cancel=cancel,
-                   on_queue=on_queue, started_at=started_at)
+                   on_queue=on_queue, started_at=started_at, history_turns=history_turns)
 
     return make
 

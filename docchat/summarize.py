@@ -236,7 +236,11 @@ def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
     if not whole.strip():
         raise DocchatError(f"{doc.name} has no text to summarise.")
     single = summary_messages("single", language, title, whole)
-    if backend.count_prompt_tokens(single) <= _budget(backend, max_new_tokens):
+    # doc.tokens (ingest's count) is a cheap first look; far over the window, skip the
+    # exact count of the whole text (a server round trip for HTTP backends).
+    far_too_long = doc.tokens > 4 * backend.context_window
+    if not far_too_long and backend.count_prompt_tokens(single) <= _budget(backend,
+                                                                            max_new_tokens):
         text = run.run_all([(single, "single pass")])[0]
         mode, partials, n_groups = "single", [], 1
     else:

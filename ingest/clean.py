@@ -171,16 +171,23 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | Non
         return list(pages), 0
     need = max(MIN_PAGES, math.ceil(MIN_SHARE * n))
     seen: Counter[tuple[str, str]] = Counter()
+    # Per page and zone: [(line index, key, prefix)], computed once for counting and for removal.
+    zone_keys: list[tuple[list[tuple[int, str, str | None]], ...]] = []
     for lines in split:
         top, bottom = _zones(lines)
         page_keys: set[tuple[str, str]] = set()
+        zones = []
         for zone, idx in (("top", top), ("bottom", bottom)):
+            keyed = []
             for i in idx:
                 key = _key(lines[i])
-                page_keys.add((zone, key))
                 prefix = _prefix(key)
+                keyed.append((i, key, prefix))
+                page_keys.add((zone, key))
                 if prefix:
                     page_keys.add((zone + "*", prefix))
+            zones.append(keyed)
+        zone_keys.append(tuple(zones))
         seen.update(page_keys)
     out: list[str] = []
     removed = 0
@@ -188,13 +195,10 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | Non
         numbers = {str(number)}
         if labels and number - 1 < len(labels) and labels[number - 1]:
             numbers.add(str(labels[number - 1]))
-        top, bottom = _zones(lines)
         drop: set[int] = set()
-        for zone, idx in (("top", top), ("bottom", bottom)):
-            for rank, i in enumerate(idx):
+        for zone, keyed in zip(("top", "bottom"), zone_keys[number - 1]):
+            for rank, (i, key, prefix) in enumerate(keyed):
                 line = lines[i]
-                key = _key(line)
-                prefix = _prefix(key)
                 if (
                     seen[(zone, key)] >= need
                     or (prefix is not None and seen[(zone + "*", prefix)] >= need)
@@ -205,7 +209,10 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | Non
                 else:
                     break  # headers sit at the very edge; stop at the first body line
         removed += len(drop)
-        out.append("\n".join(line for i, line in enumerate(lines) if i not in drop).strip("\n"))
+        if drop:
+            out.append("\n".join(line for i, line in enumerate(lines) if i not in drop).strip("\n"))
+        else:
+            out.append(pages[number - 1].strip("\n"))
     return out, removed
 
 

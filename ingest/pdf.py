@@ -149,7 +149,7 @@ def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         if n == 0:
             raise DocumentError(f"{name} has no pages; re-export it.")
         warnings: list[str] = []
-        parts = processes(2) if n >= PARALLEL_MIN_PAGES else 1
+        parts = min(processes(2), n) if n >= PARALLEL_MIN_PAGES else 1
         if parts > 1:
             ranges = _split(n, parts)
             jobs = [(pdf if k == 0 else str(path), password, lo, hi) for k, (lo, hi) in enumerate(ranges)]

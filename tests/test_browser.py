@@ -326,6 +326,7 @@ def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_pa
     assert LONG_QUESTION in user
     role, content, status, _ = server.turns(sid)[-1]
     assert status == "streaming" and len(content) >= len(on_screen) > 0
-    assert " ".join(on_screen.split()[:5]) in assistant
+    # Everything that was on screen before the kill is back.
+    assert " ".join(on_screen.split()) in " ".join(assistant.split())
     assert "Interrupted" in assistant
     resumed.screenshot(path=ARTIFACTS / "browser-restarted.png", full_page=True)

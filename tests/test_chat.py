@@ -11,11 +11,13 @@ from docchat.backends.echo import EchoBackend
 from docchat.chat import GENERIC_ERROR, Generation, Generations, TimedBackend, follow
 from docchat.chat import history_messages, source_finder
 from docchat.errors import BackendUnavailable, DocchatError
-from docchat.qa import Answer
+from docchat.qa import ask
 from docchat.store import SessionStore
 from ingest.document import Document, Page
 
 LONG = " ".join(f"word{i}" for i in range(60)) + " [p. 2]"
+DOC = Document(path="d", sha256="d", name="d.txt", kind="text", id=7, sections=[],
+               pages=[Page(1, "one"), Page(2, "two")])
 
 
 @pytest.fixture
@@ -25,9 +27,7 @@ def db_path(tmp_path):
 
 def factory(backend, question="q"):
     def make(cancel, on_queue):
-        req = GenerationRequest(messages=[Message("user", question)], cancel=cancel,
-                                on_queue=on_queue)
-        return Answer(chunks=backend.stream(req), cancel=cancel, backend="echo", model="echo")
+        return ask([DOC], question, backend, preset="raw", cancel=cancel, on_queue=on_queue)
     return make
 
 
@@ -47,9 +47,7 @@ def run(db_path, backend, interval=0.05, sources=None, gens=None):
 
 
 def test_whole_answer_saved_with_metrics_and_sources(db_path):
-    doc = Document(path="d", sha256="d", name="d.txt", kind="text", id=7, sections=[],
-                   pages=[Page(1, "one"), Page(2, "two")])
-    store, g = run(db_path, EchoBackend(reply=LONG), sources=source_finder([doc]))
+    store, g = run(db_path, EchoBackend(reply=LONG), sources=source_finder([DOC]))
     assert g.join(10)
     turn = store.turns(g.session_id)[-1]
     assert (turn.content, turn.status) == (LONG, "done")

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ingest.clean import (clean_pages, clean_text, is_garbage, join_hyphenated, nfkc, strip_controls,
                           strip_running_lines)
 
@@ -62,3 +65,62 @@ def test_garbage_detection():
     assert is_garbage("@#$%^&*()_+ {}|:<>? ~~~ ^^^ @@@ ### %%% &&& *** ((( ))) ||| ;;;")
     assert not is_garbage("1.1 Scope . . . . . . . . . . . . . . . . . . . 3\n1.2 Other . . . . . . . . . . 4")
     assert not is_garbage("命名管道是一个像管道一样的文件。你把内容放进了文件，它从另一端出来。")
+
+
+def _reference_join(text, vocabulary=None):
+    """join_hyphenated as first written, with one regex over the whole text."""
+    import re
+
+    pattern = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+)")
+    vocab = text if vocabulary is None else vocabulary
+
+    def join(m):
+        head, tail = m.group(1), m.group(2)
+        if not tail[0].islower():
+            return f"{head}-{tail}" if m.group(0).count("\ufffe") else m.group(0)
+        if f"{head}-{tail}" in vocab and head + tail not in vocab:
+            return f"{head}-{tail}"
+        return head + tail
+
+    return pattern.sub(join, text)
+
+
+_PIECES = list("abcAB-\n \t\ufffe_1éÉ中.,") + ["ﬁ", "-\n", "well-known", "wellknown"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join),
+       st.none() | st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_join_hyphenated_matches_single_regex(text, vocabulary):
+    assert join_hyphenated(text, vocabulary) == _reference_join(text, vocabulary)
+
+
+def _reference_quality(text):
+    import re
+
+    total = good = 0
+    for m in re.finditer(r"\S+", text):
+        tok = m.group(0)
+        if re.fullmatch(r"[.·…•◦▪‣∙_\-–—]+", tok):
+            continue
+        n = len(tok)
+        total += n
+        alnum = sum(1 for ch in tok if ch.isalnum())
+        if alnum * 2 > n and (n < 40 or max(tok) >= "\u3000"):
+            good += n
+    return good / total if total else 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x3100), max_size=80))
+def test_text_quality_and_garbage_fast_paths_match_reference(text):
+    import re
+
+    from ingest.clean import text_quality
+
+    assert text_quality(text) == _reference_quality(text)
+    stripped = text.strip()
+    if len(stripped) >= 3:
+        dense = re.sub(r"\s+", "", stripped)
+        slow = len(re.sub(r"[\W_]+", "", dense)) < 0.75 * len(dense) and _reference_quality(stripped) < 0.4
+        assert is_garbage(text, min_chars=3) == slow

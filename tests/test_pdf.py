@@ -126,3 +126,60 @@ def test_apssamp_ligatures_normalised():
     doc = ingest.load_document(SHARED / "pdf" / "apssamp.pdf")
     assert "\ufb01" not in doc.text and "\ufb02" not in doc.text
     assert "\ufffe" not in doc.text and "\u00ad" not in doc.text
+
+
+def _spy_run_split(monkeypatch):
+    """Force the multi-process reader on (any page count, 2 processes) and record its use."""
+    import ingest.pdf as pdf_module
+
+    calls = []
+    real = pdf_module.run_split
+
+    def spy(fn, jobs):
+        calls.append(len(jobs))
+        return real(fn, jobs)
+
+    monkeypatch.setattr(pdf_module, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setenv("DOCCHAT_INGEST_PROCESSES", "2")
+    monkeypatch.setattr(pdf_module, "run_split", spy)
+    return calls
+
+
+def test_parallel_extraction_equals_serial(monkeypatch, headers_doc, tmp_path):
+    serial_raw = extract_pages(DATA / "headers.pdf")
+    calls = _spy_run_split(monkeypatch)
+    raw = extract_pages(DATA / "headers.pdf")
+    assert calls == [2]  # the forked path really ran
+    assert raw == serial_raw
+    doc = ingest.load_document(DATA / "headers.pdf")
+    assert doc.pages == headers_doc.pages and doc.sections == headers_doc.sections
+    assert doc.tokens == headers_doc.tokens
+
+
+def test_parallel_extraction_keeps_garbage_pages_and_errors(monkeypatch):
+    calls = _spy_run_split(monkeypatch)
+    with pytest.raises(DocumentError, match="garbage text layer"):
+        ingest.load_document(DATA / "garbage-ocr.pdf")
+    with pytest.raises(DocumentError, match="no text layer"):
+        ingest.load_document(DATA / "scanned.pdf")
+    assert calls == [2]  # garbage-ocr.pdf went through the forked readers; scanned.pdf has 1 page
+
+
+def test_parallel_extraction_from_script_without_main_guard(tmp_path):
+    """A plain script (no `if __name__ == "__main__"`) can load long documents: fork re-imports nothing."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "load.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "import ingest, ingest.pdf\n"
+        "ingest.pdf.PARALLEL_MIN_PAGES = 1\n"
+        f"doc = ingest.load_document({str(DATA / 'headers.pdf')!r})\n"
+        "print(len(doc.pages), len(doc.sections))\n"
+    )
+    env = {**__import__("os").environ, "DOCCHAT_INGEST_PROCESSES": "2"}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "6"

@@ -5,6 +5,7 @@ checks ``request.cancel`` between tokens, and errors in the thread reach the cal
 """
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -124,8 +125,8 @@ class HFBackend:
         from transformers import StoppingCriteria, StoppingCriteriaList
 
         stats, prompt_len, stop_ids = request.stats, int(ids.shape[-1]), set(self.stop_token_ids)
-        streamer = _CleanStreamer(self.tokenizer, skip_prompt=True, timeout=self.timeout,
-                                  skip_special_tokens=True)
+        streamer = _clean_streamer_class()(self.tokenizer, skip_prompt=True,
+                                           timeout=self.timeout, skip_special_tokens=True)
         ended: list[str] = []
 
         class Progress(StoppingCriteria):
@@ -211,6 +212,7 @@ class HFBackend:
         raise BackendError(f"The transformers model failed: {error}") from error
 
 
+@functools.cache
 def _clean_streamer_class():
     from transformers import TextIteratorStreamer
 
@@ -263,10 +265,3 @@ def _clean_streamer_class():
             self.on_finalized_text("", stream_end=True)
 
     return CleanStreamer
-
-
-def _CleanStreamer(*args, **kwargs):
-    global _CleanStreamer
-    cls = _clean_streamer_class()
-    _CleanStreamer = cls  # build the subclass once, on first use (transformers is lazy)
-    return cls(*args, **kwargs)
