@@ -112,7 +112,8 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
     with st.status(q("reading", name=f.name), expanded=False) as status:
         try:
             up = uploads.ingest_upload(store, f.name, f.getvalue(), settings.uploads_dir,
-                                       settings.max_file_mb, password=password)
+                                       settings.max_file_mb, password=password,
+                                       tokenizer=backend)  # counts by the model's own tokenizer
         except PasswordRequired as e:
             status.update(label=str(e), state="error")
             return {"password": True, "error": str(e)}
@@ -225,6 +226,8 @@ def main() -> None:
     with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids):
         results = st.session_state.setdefault("ingested", {})
         files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
+        new = [f for f in files or [] if f.file_id not in results]
+        bar = st.progress(0.0) if len(new) > 1 else None
         for f in files or []:
             res = results.get(f.file_id)
             if res is None:
@@ -232,6 +235,9 @@ def main() -> None:
                     sid = store.create_session()
                     go(sid)
                 res = results[f.file_id] = ingest(store, f, backend, sid)
+                if bar is not None:
+                    done = sum(1 for n in new if n.file_id in results)
+                    bar.progress(done / len(new), text=f"{done}/{len(new)}")
             elif "doc_id" in res:
                 st.success(describe(document(str(settings.db), res["doc_id"]), backend))
             elif not res.get("password"):

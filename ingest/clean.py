@@ -109,8 +109,25 @@ def clean_pages(texts: Sequence[str], normalized: bool = False) -> list[str]:
     With normalized=True the texts have been through normalize_page already.
     """
     normal = list(texts) if normalized else [normalize_page(t) for t in texts]
-    vocabulary = "\n".join(normal)
-    return [_finish(join_hyphenated(t, vocabulary)) for t in normal]
+    vocabulary = _Words("\n".join(normal))
+    return [_finish(join_hyphenated(t, vocabulary)) for t in normal]  # type: ignore[arg-type]
+
+
+class _Words:
+    """`s in words` == `s in text` for any s without whitespace (hyphen-join lookups).
+
+    Such an s lies inside one whitespace-free token, so it is searched in the distinct
+    tokens only (a fraction of a long document), built on the first lookup.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._tokens: str | None = None
+
+    def __contains__(self, s: str) -> bool:
+        if self._tokens is None:
+            self._tokens = "\n".join(set(self._text.split()))
+        return s in self._tokens
 
 
 def _finish(text: str) -> str:

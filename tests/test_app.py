@@ -134,14 +134,15 @@ def test_bad_files_get_clear_messages_and_no_traceback():
 def test_encrypted_pdf_asks_for_its_password():
     at = uploaded(("locked.pdf", (DATA / "guide-locked.pdf").read_bytes(), "application/pdf"))
     assert "locked.pdf is encrypted" in at.warning[0].value
-    at.text_input(key=next(k for k in at.session_state.filtered_state if False) if False
-                  else at.text_input[0].key).input("wrong")
-    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("open_")][0]).click()
-    at.run()
+
+    def try_password(password: str) -> None:
+        next(w for w in at.text_input if w.key.startswith("pw_")).input(password)
+        next(b for b in at.button if (b.key or "").startswith("open_")).click()
+        at.run()
+
+    try_password("wrong")
     assert any("Wrong password" in w.value for w in at.warning)
-    at.text_input[0].input("secret")
-    at.button(key=[b.key for b in at.button if b.key and b.key.startswith("open_")][0]).click()
-    at.run()
+    try_password("secret")
     assert not at.exception and len(at.success) == 1
     assert store().session_documents(at.query_params["session"])
 
@@ -309,6 +310,14 @@ def test_backend_that_cannot_load_shows_what_to_do(scripted):
     at = app()
     assert not at.exception
     assert at.error[0].value.startswith("No model file at /x.gguf")
+
+
+def test_upload_limit_of_the_server_matches_ingestion():
+    import tomllib
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == Settings().max_file_mb
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["browser"]["gatherUsageStats"] is False
 
 
 def test_backend_loaded_once_for_all_sessions(scripted):

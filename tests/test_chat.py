@@ -41,8 +41,9 @@ def new_turn(db_path, question="q"):
 def run(db_path, backend, interval=0.05, sources=None, gens=None):
     store, sid, turn = new_turn(db_path)
     g = Generation(sid, turn, "q")
-    (gens if gens is not None else Generations()).start(g, factory(backend), lambda: SessionStore.open(db_path),
-                                  save_interval=interval, sources=sources)
+    gens = gens if gens is not None else Generations()
+    gens.start(g, factory(backend), lambda: SessionStore.open(db_path), save_interval=interval,
+               sources=sources)
     return store, g
 
 
@@ -84,7 +85,8 @@ def test_backend_error_saved_and_shown(db_path):
     def broken(cancel, on_queue):
         raise BackendUnavailable("No server at http://x; is it running?")
     store, sid, turn = new_turn(db_path)
-    g = Generations().start(Generation(sid, turn, "q"), broken, lambda: SessionStore.open(db_path))
+    g = Generations().start(Generation(sid, turn, "q"), broken,
+                            lambda: SessionStore.open(db_path))
     assert g.join(5)
     assert g.status == "error" and g.error == "No server at http://x; is it running?"
     saved = store.turns(sid)[-1]

