@@ -75,7 +75,8 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
         kind = "pdf"
         raw = extract_pages(path, password)
         warnings.extend(raw.warnings)
-        texts, removed = strip_running_lines(clean_pages(raw.normalized, normalized=True), raw.labels)
+        cleaned = clean_pages(raw.normalized, normalized=True) if raw.normalized else clean_pages(raw.pages)
+        texts, removed = strip_running_lines(cleaned, raw.labels)
         labels = raw.labels
         outline, title = raw.outline, raw.title
     else:

@@ -19,17 +19,18 @@ _MANY_BLANKS = re.compile(r"\n{3,}")
 # Fullwidth punctuation and the ideographic space are how Chinese is written; NFKC would
 # turn "，" into ","; everything else (ligatures, fullwidth letters, superscripts) is folded.
 _KEEP_WIDE = "\u3000\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
-_HAS_WIDE = re.compile(f"[{_KEEP_WIDE}]")
-_NOT_WIDE_RUN = re.compile(f"[^{_KEEP_WIDE}]+")
+_WIDE_RUNS = re.compile(f"([{_KEEP_WIDE}]+)")
 
 
 def nfkc(text: str) -> str:
     """NFKC-normalise text (ligatures like "ﬁ" become "fi") but keep fullwidth CJK punctuation."""
-    if text.isascii():
-        return text
-    if not _HAS_WIDE.search(text):
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text  # (every kept wide character changes under NFKC, so there are none here)
+    parts = _WIDE_RUNS.split(text)  # other text at even indices, kept wide runs at odd ones
+    if len(parts) == 1:
         return unicodedata.normalize("NFKC", text)
-    return _NOT_WIDE_RUN.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    parts[::2] = [unicodedata.normalize("NFKC", p) for p in parts[::2]]
+    return "".join(parts)
 
 
 def strip_controls(text: str) -> str:

@@ -3,8 +3,9 @@
 The parent runs the first job itself and forks one child per other job. Fork (not spawn
 or forkserver) never re-imports ``__main__``, so callers need no ``if __name__ ==
 "__main__"`` guard, and children start in milliseconds with every module already loaded
-(PDFium, jieba's dictionary). Where fork is unavailable (Windows, macOS defaults aside)
-or a child dies, the job runs in the parent instead: results never depend on the path.
+(PDFium, jieba's dictionary). Where fork is unavailable (Windows), in a daemonic process,
+or when a child dies, the job runs in the parent instead: results never depend on the path.
+Callers size `jobs` with processes().
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -44,6 +46,10 @@ def processes(wanted: int) -> int:
     limit = int(env) if env.isdigit() and int(env) > 0 else cores()
     if not ENABLED or _fork_context() is None or multiprocessing.current_process().daemon:
         return 1  # daemonic processes (pool workers) may not have children
+    if threading.current_thread() is not threading.main_thread():
+        # A fork copies only this thread: a lock another thread holds (PDFium's, logging's)
+        # would stay locked forever in the child. Servers (Streamlit) ingest serially.
+        return 1
     return max(1, min(wanted, limit))
 
 
@@ -82,7 +88,15 @@ def run_split(fn: Callable[..., T], jobs: Sequence[tuple]) -> list[T]:
             continue
         send.close()
         started.append((job, proc, recv))
-    results = [fn(*jobs[0])]
+    try:
+        results = [fn(*jobs[0])]
+    except BaseException:
+        for _, proc, recv in started:  # the caller's part failed: the rest is moot
+            if proc is not None:
+                recv.close()
+                proc.kill()
+                proc.join()
+        raise
     for job, proc, recv in started:
         results.append(_collect(fn, job, proc, recv))
     return results

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,12 +137,22 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     return [(bounds[k], bounds[k + 1]) for k in range(parts)]
 
 
+# PDFium is not thread-safe: one document at a time per process (Streamlit runs each
+# browser session in its own thread).
+_PDFIUM_LOCK = threading.Lock()
+
+
 def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
     """Text of every page (reading order as PDFium gives it), labels, outline and title.
 
     Long documents are read by one process per core (forked; see ingest.parallel),
     with the same result as reading them here.
     """
+    with _PDFIUM_LOCK:
+        return _extract_pages(path, password)
+
+
+def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
     name = Path(path).name
     pdf = open_pdf(path, password)
     try:

@@ -124,3 +124,14 @@ def test_text_quality_and_garbage_fast_paths_match_reference(text):
         dense = re.sub(r"\s+", "", stripped)
         slow = len(re.sub(r"[\W_]+", "", dense)) < 0.75 * len(dense) and _reference_quality(stripped) < 0.4
         assert is_garbage(text, min_chars=3) == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(list("aé\u0301\ufb01ﬂ中，。：\u3000ＡＢ１\uff61\uff65 \n")), max_size=30).map("".join))
+def test_nfkc_matches_per_run_reference(text):
+    import re
+    import unicodedata
+
+    keep = "\u3000\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+    expected = re.sub(f"[^{keep}]+", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+    assert nfkc(text) == expected

@@ -58,3 +58,17 @@ def test_serial_when_disabled_or_one_core(monkeypatch):
     monkeypatch.setattr(parallel, "ENABLED", True)
     monkeypatch.setattr(parallel, "_fork_context", lambda: None)  # e.g. Windows
     assert [c for _, c in parallel.run_split(square_with_pid, [(1,), (2,)])] == [False, False]
+
+
+def fail_here(x: int) -> int:
+    if os.getpid() == PARENT:
+        raise DocumentError("the caller's part failed; fix it.")
+    return x
+
+
+def test_error_in_callers_part_stops_children(two):
+    import multiprocessing
+
+    with pytest.raises(DocumentError, match="caller's part failed"):
+        parallel.run_split(fail_here, [(1,), (2,)])
+    assert not multiprocessing.active_children()
