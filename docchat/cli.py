@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from docchat.cli_summarize import summarize_command
 from docchat.config import Settings
 from docchat.errors import DocchatError
 from docchat.library import IngestResult, ingest_path, supported_files
@@ -230,11 +231,9 @@ def _read_history(history_file) -> list:
             f'--history must be a JSON list of {{"role", "content"}} objects ({e}).') from None
 
 
+cli.add_command(summarize_command)
+
+
 def main() -> None:
-    try:
-        from docchat.cli_summarize import summarize_command
-    except ImportError:  # pragma: no cover - summarize not installed in this checkout
-        summarize_command = None
-    if summarize_command is not None and "summarize" not in cli.commands:
-        cli.add_command(summarize_command)
     cli(prog_name="python -m docchat")
+

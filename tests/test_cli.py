@@ -18,7 +18,7 @@ def lines_json(output: str) -> list[dict]:
 
 
 def test_help_everywhere():
-    for args in ([], ["ingest"], ["ask"], ["pack"]):
+    for args in ([], ["ingest"], ["ask"], ["pack"], ["summarize"]):
         r = run(*args, "--help")
         assert r.exit_code == 0 and "Usage" in r.output
 
