@@ -56,7 +56,7 @@ def go(session_id: str | None) -> None:
         st.query_params.pop("session", None)
 
 
-def show_answer(text: str, status: str, metrics: dict, docs: list, live: bool = False) -> None:
+def show_answer(text: str, status: str, metrics: dict, docs: list) -> None:
     """An assistant turn: its text, status, metrics and openable sources."""
     if metrics.get("error"):
         st.error(metrics["error"])
@@ -64,7 +64,7 @@ def show_answer(text: str, status: str, metrics: dict, docs: list, live: bool = 
         st.markdown(safe_markdown(text))
     if status == "stopped":
         st.caption(f":material/stop_circle: {q('stopped')}")
-    elif status == "streaming" and not live:
+    elif status == "streaming":  # saved mid-answer and no longer being written
         st.caption(f":material/warning: {q('interrupted')}")
     if metrics.get("model"):
         st.caption(metrics_line(metrics, st.session_state.get("lang", "en")))
@@ -132,31 +132,40 @@ def describe(doc, backend) -> str:
              fit=q("fits") if fit.whole else q("packed"))
 
 
-def preset_sidebar() -> tuple[str, dict]:
-    """The preset picker and a widget for each of its values; returns (name, overrides)."""
+def preset_values(name: str) -> dict:
+    """Every adjustable value of a preset: its pacing fields, then its generation values."""
+    preset = PRESETS[name]
+    return {**{f.name: getattr(preset.pacing, f.name) for f in fields(preset.pacing)},
+            **{k: preset.generation[k] for k in GENERATION_FIELDS}}
+
+
+def chosen_preset() -> tuple[str, dict]:
+    """The preset and the values changed in the sidebar (read before the sidebar is drawn)."""
+    name = st.session_state.get("preset", settings.preset)
+    name = name if name in PRESETS else "quick"
+    state = st.session_state
+    return name, {k: state[f"ov_{name}_{k}"] for k, v in preset_values(name).items()
+                  if f"ov_{name}_{k}" in state and state[f"ov_{name}_{k}"] != v}
+
+
+def preset_sidebar(name: str) -> None:
+    """The preset picker and a widget for each of its values."""
     lang = st.session_state.get("lang", "en")
-    name = st.selectbox(q("preset"), list(PRESETS), key="preset",
-                        index=list(PRESETS).index(settings.preset) if settings.preset in PRESETS
-                        else 0, format_func=lambda n: PRESETS[n].label(lang))
-    preset, overrides = PRESETS[name], {}
-    values = {**{f.name: getattr(preset.pacing, f.name) for f in fields(preset.pacing)},
-              **{k: preset.generation[k] for k in GENERATION_FIELDS}}
+    st.selectbox(q("preset"), list(PRESETS), key="preset", index=list(PRESETS).index(name),
+                 format_func=lambda n: PRESETS[n].label(lang))
     with st.expander(q("adjust")):
-        for key, default in values.items():
+        for key, default in preset_values(name).items():
             wkey = f"ov_{name}_{key}"
             if key == "mode":
-                v = st.selectbox(key, ["scheduled", "smooth", "raw"], key=wkey,
-                                 index=["scheduled", "smooth", "raw"].index(default))
+                modes = ["scheduled", "smooth", "raw"]
+                st.selectbox(key, modes, key=wkey, index=modes.index(default))
             elif isinstance(default, bool):
-                v = st.checkbox(key, value=default, key=wkey)
+                st.checkbox(key, value=default, key=wkey)
             elif isinstance(default, int) or (key == "seed" and default is None):
-                v = st.number_input(key, value=default, step=1, key=wkey, min_value=0)
+                st.number_input(key, value=default, step=1, key=wkey, min_value=0)
             else:
-                v = st.number_input(key, value=float(default), step=0.01, key=wkey,
-                                    min_value=0.0, format="%.3f")
-            if v != default:
-                overrides[key] = v
-    return name, overrides
+                st.number_input(key, value=float(default), step=0.01, key=wkey, min_value=0.0,
+                                format="%.3f")
 
 
 def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generations) -> None:
@@ -195,6 +204,10 @@ def export(db: str, session_id: str) -> str:
     return SessionStore.open(db).export_markdown(session_id)
 
 
+def detach(session_id: str, doc_id: int) -> None:
+    SessionStore.open(settings.db).detach(session_id, doc_id)  # callbacks: own connection
+
+
 def main() -> None:
     st.session_state.setdefault("client", uuid.uuid4().hex)
     store = SessionStore.open(settings.db)
@@ -205,6 +218,27 @@ def main() -> None:
         go(None)
         sid = None
     question = st.chat_input(q("ask"))
+    with st.spinner(q("loading_model")):
+        backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
+    preset, overrides = chosen_preset()
+    docs = [document(str(settings.db), i) for i in store.session_documents(sid)] if sid else []
+    notice = None
+    if question:  # start at once: the page is drawn while the backend reads the prompt
+        if not docs:
+            notice = q("attach_first")
+        elif running.get(sid) is not None:
+            notice = q("busy")
+        else:
+            history = chat.history_messages(store.turns(sid))
+            store.add_turn(sid, "user", question)
+            turn_id = store.add_turn(sid, "assistant", "", status="streaming")
+            g = chat.Generation(sid, turn_id, question, owner=st.session_state["client"])
+            g.submitted_at = ASKED_AT
+            running.start(g, chat.answer_factory(docs, question, chat.TimedBackend(backend, g),
+                                                 history, preset, overrides, str(settings.db),
+                                                 ASKED_AT, settings.history_turns),
+                          lambda: SessionStore.open(settings.db),
+                          sources=chat.source_finder(docs))
 
     with st.sidebar:
         st.selectbox(q("language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
@@ -212,12 +246,10 @@ def main() -> None:
                      if settings.language in LANGUAGES else 0)
         st.button(q("new_session"), on_click=go, args=(None,), icon=":material/add:",
                   use_container_width=True)
-        sessions_box = st.container()  # filled last: a new question retitles its session
+        sessions_box = st.container()  # filled last: an upload may start a session
         st.divider()
-        preset, overrides = preset_sidebar()
+        preset_sidebar(preset)
         st.divider()
-        with st.spinner(q("loading_model")):
-            backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
         st.caption(q("backend") + ": " + q("backend_info", name=backend.name, model=backend.model,
                                             window=backend.context_window, device=backend.device))
 
@@ -265,24 +297,10 @@ def main() -> None:
         for d in docs:
             c1, c2 = st.columns([6, 1])
             c1.caption(describe(d, backend))
-            c2.button(q("remove"), key=f"rm_{d.id}", on_click=store.detach, args=(sid, d.id))
+            c2.button(q("remove"), key=f"rm_{d.id}", on_click=detach, args=(sid, d.id))
 
-    if question:
-        if not docs:
-            st.warning(q("attach_first"))
-        elif running.get(sid) is not None:
-            st.warning(q("busy"))
-        else:
-            history = chat.history_messages(store.turns(sid))
-            store.add_turn(sid, "user", question)
-            turn_id = store.add_turn(sid, "assistant", "", status="streaming")
-            g = chat.Generation(sid, turn_id, question, owner=st.session_state["client"])
-            g.submitted_at = ASKED_AT
-            running.start(g, chat.answer_factory(docs, question, chat.TimedBackend(backend, g),
-                                                 history, preset, overrides, str(settings.db),
-                                                 ASKED_AT, settings.history_turns),
-                          lambda: SessionStore.open(settings.db),
-                          sources=chat.source_finder(docs))
+    if notice:
+        st.warning(notice)
     with sessions_box:
         sessions_sidebar(store, sid, running)
     if not sid:

@@ -27,6 +27,7 @@ from sqlite_utils import Database  # noqa: E402
 
 from docchat import prompts  # noqa: E402
 from docchat.backends import Message  # noqa: E402
+from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER  # noqa: E402
 from docchat.packing import pack  # noqa: E402
 from docchat.retrieval import _Postings, index_terms  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
@@ -36,8 +37,8 @@ from ingest.tokens import _encoding, count_tokens  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 KINDS = ["verbatim", "paraphrase", "follow-up", "structure", "section-span", "cross-language"]
-METHODS = ["docchat", "docchat-memory", "docchat-no-expansion", "bm25-chunks", "head", "tail",
-           "middle-out"]
+METHODS = ["docchat", "docchat-bm25", "docchat-bm25-prf", "docchat-memory",
+           "docchat-no-expansion", "bm25-chunks", "head", "tail", "middle-out"]
 MAX_NEW = 512
 
 
@@ -148,7 +149,41 @@ def bm25_chunks(index: ChunkIndex, question: str, budget: int) -> str:
 # --- docchat -------------------------------------------------------------------------------
 
 
-def docchat_context(docs, q, budget, search=None, expand=True):
+def prf_rewrite(search, docs, k: int = 3, n_terms: int = 8):
+    """Pseudo-relevance feedback (RM3-like): the question plus the terms most
+    characteristic of its top-k BM25 sections, weighted by those sections' scores."""
+    import math
+    from collections import Counter as Tally
+
+    from docchat.retrieval import content_terms as words_of
+    by_key = {(d.id if d.id is not None else i, s.index): s
+              for i, d in enumerate(docs) for s in d.sections}
+    n = len(by_key) or 1
+    df: Tally = Tally()
+    for s in by_key.values():
+        df.update(set(words_of(" ".join(s.heading_path) + " " + s.text)))
+
+    def rewrite(question: str) -> str:
+        hits = search(" ".join(words_of(question)))[:k]
+        if not hits:
+            return question
+        top = max(h.score for h in hits) or 1.0
+        weight: Tally = Tally()
+        for h in hits:
+            s = by_key.get((h.doc_id, h.section))
+            if s is None:
+                continue
+            tf = Tally(words_of(" ".join(s.heading_path) + " " + s.text))
+            total = sum(tf.values()) or 1
+            for w, c in tf.items():
+                weight[w] += (h.score / top) * (c / total) * math.log(n / df[w])
+        extra = [w for w, _ in weight.most_common(n_terms)]
+        return question + " " + " ".join(extra)
+    return rewrite
+
+
+def docchat_context(docs, q, budget, search=None, expand=True, embedder=DEFAULT_EMBEDDER,
+                    rewrite=None):
     history = []
     hist = q.get("history", [])
     for k in range(0, len(hist), 2):
@@ -162,7 +197,7 @@ def docchat_context(docs, q, budget, search=None, expand=True):
     window = budget + fixed + MAX_NEW
     t = time.perf_counter()
     p = pack(docs, q["question"], Cl100k(window), history=history, search=search,
-             max_new_tokens=MAX_NEW, expand=expand)
+             max_new_tokens=MAX_NEW, expand=expand, embedder=embedder, rewrite=rewrite)
     return p, (time.perf_counter() - t) * 1000
 
 
@@ -230,12 +265,20 @@ def main() -> None:
             p, ms = docchat_context(session, q, budget,
                                     search=lambda text, ids=ids: store.search_sections(text, ids))
             times[budget].append(ms)
+            pb, _ = docchat_context(session, q, budget, embedder=None,
+                                    search=lambda text, ids=ids: store.search_sections(text, ids))
+            pr, _ = docchat_context(
+                session, q, budget, embedder=None,
+                search=lambda text, ids=ids: store.search_sections(text, ids),
+                rewrite=prf_rewrite(lambda text, ids=ids: store.search_sections(text, ids),
+                                    session))
             pm, _ = docchat_context(session, q, budget)
             pn, _ = docchat_context(session, q, budget, expand=False,
                                     search=lambda text, ids=ids: store.search_sections(text, ids))
             text = "\n\n".join(d.text for d in session)
             contexts = {
-                "docchat": p.text, "docchat-memory": pm.text, "docchat-no-expansion": pn.text,
+                "docchat": p.text, "docchat-bm25": pb.text, "docchat-bm25-prf": pr.text,
+                "docchat-memory": pm.text, "docchat-no-expansion": pn.text,
                 "bm25-chunks": "\n\n".join(bm25_chunks(chunk_index[k], q["question"], budget)
                                            for k in q["docs"]),
                 "head": truncate(text, budget, "head"), "tail": truncate(text, budget, "tail"),
@@ -262,11 +305,29 @@ def main() -> None:
     docchat_context([big], q, 8000)
     big_mem_ms = statistics.median(docchat_context([big], q, 8000)[1] for _ in range(5))
 
+    # First-question cost of the dense scores: a fresh embedder on the largest English
+    # document (model load, then every section embedded; nothing cached).
+    embed_cold = {}
+    english = [d for d in docs.values() if d.language != "zh"]
+    if english and DEFAULT_EMBEDDER.enabled:
+        from docchat.embeddings import Embedder
+        largest = max(english, key=lambda d: len(d.sections))
+        fresh = Embedder()
+        t = time.perf_counter()
+        fresh.encoder()
+        load_s = time.perf_counter() - t
+        t = time.perf_counter()
+        fresh.vectors(largest)
+        embed_cold = {"document": largest.name, "pages": len(largest.pages),
+                      "sections": len(largest.sections), "load_s": round(load_s, 1),
+                      "embed_s": round(time.perf_counter() - t, 1),
+                      "load_average": round(__import__("os").getloadavg()[0], 1)}
+
     summary = {
         "budgets": budgets, "questions": len(spec["questions"]),
         "chinese_questions": sum(1 for q in spec["questions"] if prompts.question_language(
             q["question"]) == "zh"),
-        "share": {str(b): {m: {k: round(100 * sum(v) / len(v), 1) for k, v in res[m].items()}
+        "share": {str(b): {m: {k: round(100 * sum(v) / len(v), 1) for k, v in res[m].items() if v}
                            for m in METHODS} for b, res in results.items()},
         "overall": {str(b): {m: round(100 * sum(sum(v) for v in res[m].values())
                                       / sum(len(v) for v in res[m].values()), 1)
@@ -275,6 +336,7 @@ def main() -> None:
                              "max": round(max(t), 1)} for b, t in times.items()},
         "pack_ms_1000_pages": {str(b): round(v, 1) for b, v in big_ms.items()},
         "pack_ms_1000_pages_memory_index": round(big_mem_ms, 1),
+        "embed_cold": embed_cold,
         "pages_1000_doc": len(big.pages), "sections_1000_doc": len(big.sections),
     }
     if args.json:
@@ -289,15 +351,16 @@ def table(s: dict) -> str:
     lines = []
     for b in s["budgets"]:
         share = s["share"][str(b)]
+        kinds = [k for k in KINDS if k in share["docchat"]]
         lines.append(f"\nEvidence fully inside the packed context, % of questions, budget {b} "
                      f"tokens (cl100k)\n")
-        lines.append("| method | " + " | ".join(KINDS) + " | all |")
-        lines.append("|---|" + "---:|" * (len(KINDS) + 1))
+        lines.append("| method | " + " | ".join(kinds) + " | all |")
+        lines.append("|---|" + "---:|" * (len(kinds) + 1))
         for m in METHODS:
-            row = " | ".join(f"{share[m][k]:.0f}" for k in KINDS)
+            row = " | ".join(f"{share[m][k]:.0f}" for k in kinds)
             lines.append(f"| {m} | {row} | {s['overall'][str(b)][m]:.0f} |")
         dc, bm = share["docchat"], share["bm25-chunks"]
-        lead = " ".join(f"{k} {dc[k] - bm[k]:+.0f}" for k in KINDS)
+        lead = " ".join(f"{k} {dc[k] - bm[k]:+.0f}" for k in kinds)
         lines.append(f"\ndocchat - bm25-chunks (points): {lead}")
     lines.append(f"\n{s['questions']} questions ({s['chinese_questions']} Chinese), "
                  f"6 kinds; docchat searches the SQLite FTS5 store, docchat-memory the "
@@ -310,6 +373,11 @@ def table(s: dict) -> str:
                  f"({s['sections_1000_doc']} sections), median ms: " + ", ".join(
                      f"{b}: {v}" for b, v in s["pack_ms_1000_pages"].items())
                  + f"; in-memory index (warm) at 8000: {s['pack_ms_1000_pages_memory_index']}")
+    e = s.get("embed_cold")
+    if e:
+        lines.append(f"Dense scores, first question on {e['document']} ({e['pages']} pages, "
+                     f"{e['sections']} sections): model load {e['load_s']} s + embedding "
+                     f"{e['embed_s']} s (load average {e['load_average']} on this machine)")
     return "\n".join(lines)
 
 

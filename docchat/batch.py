@@ -136,9 +136,10 @@ def render_index(results: list[DocResult], root: str = "") -> str:
     lines = [f"# Summaries{' of ' + root if root else ''}", "",
              ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "No documents.", "",
              "| Document | Status | Pages | Overview |", "|---|---|---:|---|"]
-    base = os.path.commonpath([str(Path(r.path).parent) for r in results]) if results else ""
-    for r in results:
-        name = r.name or (os.path.relpath(r.path, base) if base else r.path)
+    where = [os.path.abspath(r.path) for r in results]
+    base = os.path.commonpath([os.path.dirname(w) for w in where]) if where else ""
+    for r, absolute in zip(results, where):
+        name = r.name or os.path.relpath(absolute, base)
         cell = f"[{_cell(name)}]({Path(r.output).name})" if r.output else _cell(name)
         note = r.overview if r.status in ("done", "skipped") else (r.error or "")
         pages = "" if r.pages is None else str(r.pages)

@@ -113,21 +113,27 @@ class Generation:
         finally:
             if status == "error" and self.stop_requested:  # a cut-off stream after Stop
                 status, error = "stopped", None
-            first = self.first_chunk_at
-            metrics["app"] = {
-                "first_chunk_ms": None if first is None else
-                round((first - self.submitted_at) * 1000, 3),
-                "backend_called_ms": self.backend_called_ms,
-                "backend_ttft_ms": self.backend_ttft_ms,
-            }
+            if not metrics and answer is not None and answer.metrics:
+                metrics = dict(answer.metrics)  # what was measured before the error
+            metrics["app"] = self._timings()
             if error:
                 metrics["error"] = error
-            if sources is not None and self.text:
-                self.sources = sources(self.text, getattr(answer, "packed", None))
-                metrics["sources"] = self.sources
+            try:
+                if sources is not None and self.text:
+                    self.sources = sources(self.text, getattr(answer, "packed", None))
+                    metrics["sources"] = self.sources
+            except Exception:  # the answer must still be saved and the page released
+                logger.exception("finding the sources of answer %s failed", self.turn_id)
             self._finish(open_store, status, error, metrics, saver)
             if on_end is not None:
                 on_end(self)
+
+    def _timings(self) -> dict:
+        first = self.first_chunk_at
+        return {"first_chunk_ms": None if first is None else
+                round((first - self.submitted_at) * 1000, 3),
+                "backend_called_ms": self.backend_called_ms,
+                "backend_ttft_ms": self.backend_ttft_ms}
 
     def _save_loop(self, open_store: Callable[[], object], interval: float) -> None:
         store, saved = None, ""

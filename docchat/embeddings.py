@@ -23,6 +23,7 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 BODY_WORDS = 40  # words of the body after the heading path (see bench/README.md, Packing)
 MAX_TOKENS = 64  # wordpieces per section text; MiniLM's cost grows with it
 BATCH = 64
+SMALL = 4  # texts encoded on one thread
 CACHE_DOCS = 16
 
 
@@ -62,6 +63,20 @@ class Encoder:
         import numpy as np
         torch = self.torch
         out = []
+        threads = torch.get_num_threads()
+        # One short question runs fastest on one thread: torch's thread pool spins and
+        # stalls when the cores are busy (measured 30-70 ms vs 0.2-1 s at load 10 on 2
+        # cores). The setting is process-wide, so it is restored at once.
+        small = len(texts) <= SMALL
+        if small:
+            torch.set_num_threads(1)
+        try:
+            return self._encode(texts, max_tokens, np, torch, out)
+        finally:
+            if small:
+                torch.set_num_threads(threads)
+
+    def _encode(self, texts, max_tokens, np, torch, out):
         with torch.inference_mode():
             # Sorting by length keeps padding (wasted work) small within a batch.
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -119,7 +134,7 @@ class Embedder:
                 vecs = None
         if vecs is None:
             t = time.perf_counter()
-            vecs = self.encoder().encode([section_text(s) for s in doc.sections])
+            vecs = self.encoder().encode([section_text(s, BODY_WORDS) for s in doc.sections])
             logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
                         time.perf_counter() - t)
             if self.store is not None:

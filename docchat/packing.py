@@ -17,7 +17,8 @@ from docchat.errors import ContextTooLong
 from docchat.outline import build_outline
 from docchat.passages import Counter, Passage, render_passages
 from docchat.retrieval import SearchFn, SectionIndex, block_scores, build_queries, doc_key
-from docchat.retrieval import content_terms, fused_scores
+from docchat.retrieval import add_dense, content_terms, fused_scores
+from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER, Embedder
 from ingest.document import Document
 from ingest.tokens import tokenizer_name
 
@@ -125,8 +126,12 @@ def _shorten(text: str, role: str, counter: Counter) -> str:
 def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *,
          history: Sequence = (), search: SearchFn | None = None, max_new_tokens: int = 512,
          history_turns: int = 3, context_window: int | None = None,
-         rewrite: Callable[[str], str] | None = None, expand: bool = True) -> PackedContext:
-    """Pack documents, history and question into messages that fit the backend's window."""
+         rewrite: Callable[[str], str] | None = None, expand: bool = True,
+         embedder: Embedder | None = DEFAULT_EMBEDDER) -> PackedContext:
+    """Pack documents, history and question into messages that fit the backend's window.
+
+    embedder adds dense (embedding) scores for English sections when its model is
+    installed; None, or no model, ranks by BM25 alone."""
     window = int(context_window or backend.context_window)
     limit = window - max_new_tokens  # prompt tokens allowed
     lang = prompts.question_language(question)
@@ -166,7 +171,11 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if "scores" not in found:
             queries = build_queries(question, history, documents, rewrite=rewrite,
                                     expand=expand)
-            found["scores"] = fused_scores(search or SectionIndex(documents), queries)
+            fused = fused_scores(search or SectionIndex(documents), queries)
+            if embedder is not None and embedder.enabled:
+                keys = [doc_key(d, i) for i, d in enumerate(documents)]
+                fused = add_dense(fused, embedder.scores(question, documents, keys))
+            found["scores"] = fused
             found["terms"] = content_terms(" ".join(q.text for q in queries))
         return found["scores"]
 

@@ -297,3 +297,27 @@ def block_scores(blocks: Sequence[Block], query_terms: Sequence[str]) -> list[fl
     n = len(blocks)
     idf = {t: math.log(1 + n / d) for t, d in df.items()}
     return [sum(idf[t] * (1 + math.log(f)) for t, f in c.items()) for c in counts]
+
+
+# Dense scores join the fused BM25 scores for their best DENSE_TOP sections, scaled from 0
+# (the DENSE_TOP-th best) to DENSE_WEIGHT (the best): a section that only the embedding
+# finds can rank with the lexical hits without the long tail of weak cosines adding noise.
+DENSE_WEIGHT = 1.0
+DENSE_TOP = 10
+
+
+def add_dense(fused: dict[tuple[object, int], float], dense: dict[tuple[object, int], float],
+              weight: float = DENSE_WEIGHT, top: int = DENSE_TOP
+              ) -> dict[tuple[object, int], float]:
+    """fused plus weight * the dense scores of the top sections, min-max scaled."""
+    if not dense or weight <= 0:
+        return fused
+    ranked = sorted(dense.values(), reverse=True)
+    hi, lo = ranked[0], ranked[min(top, len(ranked) - 1)]
+    if hi <= lo:
+        return fused
+    out = dict(fused)
+    for key, v in dense.items():
+        if v > lo:
+            out[key] = out.get(key, 0.0) + weight * (v - lo) / (hi - lo)
+    return out

@@ -64,6 +64,13 @@ def m003_summaries(db: Database) -> None:
     }, pk=("doc_id", "settings_key"))
 
 
+@migrations()
+def m004_embeddings(db: Database) -> None:
+    # Section vectors per document content (sha256) and model: float32 rows, section order.
+    db["embeddings"].create({"sha256": str, "model": str, "data": bytes, "created_at": float},
+                            pk=("sha256", "model"))
+
+
 @dataclass(frozen=True)
 class Turn:
     id: int
@@ -193,6 +200,18 @@ class SessionStore:
         sql += " ORDER BY rank LIMIT ?"
         params.append(limit)
         return [SearchHit(int(d), int(i), -float(r)) for d, i, r in self.db.execute(sql, params)]
+
+    def get_embeddings(self, sha256: str, model: str) -> bytes | None:
+        """Stored section vectors of a document for model, or None."""
+        row = self.db.execute("SELECT data FROM embeddings WHERE sha256 = ? AND model = ?",
+                              [sha256, model]).fetchone()
+        return bytes(row[0]) if row else None
+
+    def put_embeddings(self, sha256: str, model: str, data: bytes) -> None:
+        """Store (or replace) a document's section vectors for model."""
+        with self.db.conn:
+            self.db.execute("INSERT OR REPLACE INTO embeddings (sha256, model, data, created_at)"
+                            " VALUES (?, ?, ?, ?)", [sha256, model, data, time.time()])
 
     # --- sessions and turns ----------------------------------------------------------
     def create_session(self, title: str = "") -> str:

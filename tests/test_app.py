@@ -158,6 +158,14 @@ def test_document_read_before_is_attached_without_uploading():
     assert any("guide.pdf: 3 pages" in c for c in texts(at.caption))
 
 
+def test_remove_document_from_session():
+    at = uploaded(GUIDE, NOTES)
+    sid = at.query_params["session"]
+    at.button(key=f"rm_{store().session_documents(sid)[0]}").click().run()
+    assert not at.exception and len(store().session_documents(sid)) == 1
+    assert len(store().list_documents()) == 2  # still there to attach again
+
+
 def test_question_without_documents_asks_for_one_first():
     at = app()
     at.chat_input[0].set_value("hello?").run()

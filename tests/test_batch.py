@@ -207,3 +207,11 @@ def test_display_names_for_files_stored_under_hashes(tmp_path, store):
     assert result.name == "BSD licence.txt"
     assert Path(result.output).name.startswith("BSD-licence-")
     assert "[BSD licence.txt](BSD-licence-" in (tmp_path / "out" / "index.md").read_text()
+
+
+def test_index_names_relative_to_the_common_folder_even_for_mixed_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = [DocResult("docs/a.txt", "pending"), DocResult(str(tmp_path / "docs/sub/b.txt"),
+                                                           "pending")]
+    index = render_index(rows)
+    assert "| a.txt | pending |" in index and "| sub/b.txt | pending |" in index

@@ -160,8 +160,9 @@ def upload(page) -> None:
 
 def limit_answers(page, tokens: int) -> None:
     """Set the preset's max_new_tokens through the sidebar."""
-    page.get_by_text("Adjust every value").click()
     box = page.get_by_label("max_new_tokens")
+    if not box.is_visible():
+        page.get_by_text("Adjust every value").click()
     box.fill(str(tokens))
     box.press("Enter")
     wait_idle(page)
@@ -314,6 +315,12 @@ def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_pa
     deadline = time.time() + 60
     while time.time() < deadline and len(answer_body(page)) < 60:
         page.wait_for_timeout(100)
+    # A second tab opened from the session link follows the answer as it grows.
+    follower, _ = open_page(browser, server.url + f"?session={sid}")
+    follower.get_by_text("Being written").wait_for(timeout=10_000)
+    first = len(messages(follower)[-1])
+    follower.wait_for_timeout(1500)
+    assert len(messages(follower)[-1]) > first
     on_screen = answer_body(page)
     page.wait_for_timeout(1200)  # the answer is saved at least every second
     server.kill()

@@ -1,0 +1,137 @@
+"""Dense section scores: section texts, fusion with BM25, the LRU and store caches, the
+BM25 fallback when the model package is missing, and the real bundled model."""
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from docchat import embeddings
+from docchat.backends import Message
+from docchat.embeddings import Embedder, section_text
+from docchat.packing import pack
+from docchat.retrieval import add_dense
+from ingest.document import Block, Document, Page, Section
+
+
+class Chars:
+    """Counts characters as tokens (enough for packing tests)."""
+    name = "chars"
+
+    def __init__(self, window: int) -> None:
+        self.context_window = window
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+    def count_prompt_tokens(self, messages: list[Message]) -> int:
+        return sum(len(m.content) + 4 for m in messages)
+
+
+class FakeEncoder:
+    """Bag of words hashed into 384 dimensions; counts the texts it encodes."""
+
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def encode(self, texts):
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z]+", t.lower()):
+                out[i, sum(map(ord, w)) % 384] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+def doc(texts, language="en", name="m.pdf"):
+    filler = " ".join(f"filler{k} words here." for k in range(15))
+    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
+                    (Block("prose", body, i + 1), Block("prose", filler, i + 1)))
+            for i, (title, body) in enumerate(texts)]
+    return Document(path=name, sha256=name + str(len(texts)), name=name, kind="pdf",
+                    language=language, pages=[Page(i + 1, "") for i in range(len(texts))],
+                    sections=secs)
+
+
+MANUAL = [("Archiving", "Use tar to bundle many files into one archive file."),
+          ("Printing", "CUPS queues documents and sends them to the printer."),
+          ("Periodic tasks", "cron executes commands on a schedule, for example nightly."),
+          ("Fonts", "TrueType and OpenType fonts are installed system wide."),
+          ("Users", "adduser creates an account with its home directory.")]
+
+
+def test_section_text_is_heading_path_then_first_words():
+    s = Section(0, ("Admin", "Backup"), 2, 1, 1, "prose", (Block("prose", "a b c d e", 1),))
+    assert section_text(s, 3) == "Admin > Backup: a b c"
+    assert section_text(s, 0) == "Admin > Backup"
+
+
+def test_add_dense_lifts_only_the_top_sections_scaled_to_the_weight():
+    fused = {("d", 0): 2.0, ("d", 1): 1.0}
+    dense = {("d", k): 0.9 - 0.1 * k for k in range(6)}
+    out = add_dense(fused, dense, weight=1.0, top=3)
+    assert out[("d", 0)] == pytest.approx(3.0) and out[("d", 1)] == pytest.approx(1 + 2 / 3)
+    assert out[("d", 2)] == pytest.approx(1 / 3) and ("d", 3) not in out
+    assert add_dense(fused, {}, 1.0) == fused and add_dense(fused, dense, 0.0) == fused
+
+
+def test_embedder_caches_per_document_and_in_the_store(store):
+    enc = FakeEncoder()
+    d = doc(MANUAL)
+    e = Embedder(store, enc)
+    first = e.scores("nightly schedule", [d], [0])
+    assert enc.encoded == len(MANUAL) + 1 and max(first, key=first.get) == (0, 2)
+    e.scores("printer queue", [d], [0])
+    assert enc.encoded == len(MANUAL) + 2  # sections from the in-process cache
+    again = Embedder(store, enc)
+    assert again.scores("nightly schedule", [d], [0]) == first
+    assert enc.encoded == len(MANUAL) + 3  # sections from the store
+
+
+def test_no_dense_scores_for_chinese_questions_or_documents():
+    e = Embedder(None, FakeEncoder())
+    assert e.scores("如何打印文件？", [doc(MANUAL)], [0]) == {}
+    assert e.scores("printer", [doc(MANUAL, language="zh")], [0]) == {}
+
+
+def test_missing_package_falls_back_to_bm25(monkeypatch):
+    monkeypatch.setitem(sys.modules, embeddings.PACKAGE, None)  # as if not installed
+    assert not embeddings.available() and not Embedder().enabled
+    d = doc(MANUAL)
+    q = "How do I get a job to run by itself every night?"
+    plain = pack([d], q, Chars(1500), max_new_tokens=100, embedder=None)
+    fallback = pack([d], q, Chars(1500), max_new_tokens=100, embedder=Embedder())
+    assert fallback.sections == plain.sections and fallback.text == plain.text
+
+
+class Pointing:
+    """Encodes the question and the "Fonts" section alike, every other text elsewhere."""
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, 0 if ("Fonts" in t or "?" in t) else 1 + i % 5] = 1.0
+        return out
+
+
+def test_pack_ranks_what_the_embedder_finds_with_the_bm25_hits():
+    d = doc(MANUAL)
+    q = "What does the printer queue do?"
+    bm25 = pack([d], q, Chars(1500), max_new_tokens=100, embedder=None)
+    fused = pack([d], q, Chars(1500), max_new_tokens=100, embedder=Embedder(None, Pointing()))
+    assert ("m.pdf", 1) in bm25.sections and ("m.pdf", 3) not in bm25.sections
+    assert ("m.pdf", 1) in fused.sections and ("m.pdf", 3) in fused.sections
+
+
+def test_bundled_model_bridges_a_paraphrase_bm25_misses():
+    assert embeddings.available()  # pinned in requirements.txt
+    d = doc(MANUAL, name="real.pdf")
+    q = "How do I get a job to run by itself every night?"
+    e = Embedder()
+    dense = e.scores(q, [d], [0])
+    assert max(dense, key=dense.get) == (0, 2)
+    bm25 = pack([d], q, Chars(1500), max_new_tokens=100, embedder=None)
+    fused = pack([d], q, Chars(1500), max_new_tokens=100, embedder=e)
+    assert ("real.pdf", 2) in fused.sections and ("real.pdf", 2) not in bm25.sections
