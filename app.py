@@ -208,6 +208,57 @@ def detach(session_id: str, doc_id: int) -> None:
     SessionStore.open(settings.db).detach(session_id, doc_id)  # callbacks: own connection
 
 
+def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str | None, list]:
+    """Uploads (with progress and passwords), documents read before, removal; returns the
+    session (the first upload starts one) and its documents."""
+    doc_ids = store.session_documents(sid) if sid else []
+    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids):
+        results = st.session_state.setdefault("ingested", {})
+        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
+        new = [f for f in files or [] if f.file_id not in results]
+        bar = st.progress(0.0) if len(new) > 1 else None
+        for f in files or []:
+            res = results.get(f.file_id)
+            if res is None:
+                if not sid:
+                    sid = store.create_session()
+                    go(sid)
+                res = results[f.file_id] = ingest(store, f, backend, sid)
+                if bar is not None:
+                    done = sum(1 for n in new if n.file_id in results)
+                    bar.progress(done / len(new), text=f"{done}/{len(new)}")
+            elif "doc_id" in res:
+                st.success(describe(document(str(settings.db), res["doc_id"]), backend))
+            elif not res.get("password"):
+                st.error(res["error"])
+            if res.get("password"):
+                st.warning(q("password_for", name=f.name) + f" — {res['error']}")
+                pw = st.text_input(q("password_for", name=f.name), type="password",
+                                   key=f"pw_{f.file_id}", label_visibility="collapsed")
+                if st.button(q("open"), key=f"open_{f.file_id}") and pw:
+                    results[f.file_id] = ingest(store, f, backend, sid, password=pw)
+                    st.rerun()
+        doc_ids = store.session_documents(sid) if sid else []
+        earlier = {d["id"]: d for d in store.list_documents() if d["id"] not in doc_ids}
+        if earlier:
+            picked = st.multiselect(q("earlier"), list(earlier), key="earlier",
+                                    format_func=lambda i: f"{earlier[i]['name']} "
+                                    f"({earlier[i]['pages']} p., {earlier[i]['tokens']:,} tok)")
+            if st.button(q("attach"), disabled=not picked):
+                sid = sid or store.create_session()
+                for doc_id in picked:
+                    store.attach(sid, doc_id)
+                go(sid)
+                st.rerun()
+        docs = [document(str(settings.db), i) for i in doc_ids]
+        for d in docs:
+            c1, c2 = st.columns([6, 1])
+            c1.caption(describe(d, backend))
+            c2.button(q("remove"), key=f"rm_{d.id}", on_click=detach, args=(sid, d.id))
+
+    return sid, docs
+
+
 def main() -> None:
     st.session_state.setdefault("client", uuid.uuid4().hex)
     store = SessionStore.open(settings.db)
@@ -254,51 +305,7 @@ def main() -> None:
                                             window=backend.context_window, device=backend.device))
 
     st.title(q("title"))
-    doc_ids = store.session_documents(sid) if sid else []
-    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids):
-        results = st.session_state.setdefault("ingested", {})
-        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
-        new = [f for f in files or [] if f.file_id not in results]
-        bar = st.progress(0.0) if len(new) > 1 else None
-        for f in files or []:
-            res = results.get(f.file_id)
-            if res is None:
-                if not sid:
-                    sid = store.create_session()
-                    go(sid)
-                res = results[f.file_id] = ingest(store, f, backend, sid)
-                if bar is not None:
-                    done = sum(1 for n in new if n.file_id in results)
-                    bar.progress(done / len(new), text=f"{done}/{len(new)}")
-            elif "doc_id" in res:
-                st.success(describe(document(str(settings.db), res["doc_id"]), backend))
-            elif not res.get("password"):
-                st.error(res["error"])
-            if res.get("password"):
-                st.warning(q("password_for", name=f.name) + f" — {res['error']}")
-                pw = st.text_input(q("password_for", name=f.name), type="password",
-                                   key=f"pw_{f.file_id}", label_visibility="collapsed")
-                if st.button(q("open"), key=f"open_{f.file_id}") and pw:
-                    results[f.file_id] = ingest(store, f, backend, sid, password=pw)
-                    st.rerun()
-        doc_ids = store.session_documents(sid) if sid else []
-        earlier = {d["id"]: d for d in store.list_documents() if d["id"] not in doc_ids}
-        if earlier:
-            picked = st.multiselect(q("earlier"), list(earlier), key="earlier",
-                                    format_func=lambda i: f"{earlier[i]['name']} "
-                                    f"({earlier[i]['pages']} p., {earlier[i]['tokens']:,} tok)")
-            if st.button(q("attach"), disabled=not picked):
-                sid = sid or store.create_session()
-                for doc_id in picked:
-                    store.attach(sid, doc_id)
-                go(sid)
-                st.rerun()
-        docs = [document(str(settings.db), i) for i in doc_ids]
-        for d in docs:
-            c1, c2 = st.columns([6, 1])
-            c1.caption(describe(d, backend))
-            c2.button(q("remove"), key=f"rm_{d.id}", on_click=detach, args=(sid, d.id))
-
+    sid, docs = documents_panel(store, sid, backend)
     if notice:
         st.warning(notice)
     with sessions_box:

@@ -6,7 +6,9 @@ including a synthetic 1,000-page document.
 
     python bench/packing.py [--json] [--budgets 8000,32000] [--reference DIR]
 
-Token counts: tiktoken cl100k (the counter ingestion uses). Questions: bench/questions.json.
+Token counts: tiktoken cl100k (the counter ingestion uses). Questions: bench/questions.json;
+bench/questions_heldout.json holds 8 paraphrase questions written before the dense scores
+were measured (--questions bench/questions_heldout.json).
 """
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ class Embedder:
         self.store = store
         self._encoder = encoder
         self._cache: OrderedDict[str, object] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # one embedding run at a time; the cache is shared
         self.cache_docs = cache_docs
 
     @property
@@ -119,6 +119,10 @@ class Embedder:
 
     def vectors(self, doc: Document):
         """The document's section vectors (rows in section order), computed once."""
+        with self._lock:
+            return self._vectors(doc)
+
+    def _vectors(self, doc: Document):
         import numpy as np
         key = f"{doc.sha256}:{len(doc.sections)}"
         hit = self._cache.get(key)

@@ -2,7 +2,8 @@
 always; then the sections most relevant to the question, whole, with page markers.
 
 pack() is a pure function over Documents, the conversation, the question and a search
-function; it does no I/O. Its guarantee, checked on the final messages with the backend's
+function; it does no I/O, except that the default embedder (docchat/embeddings.py) loads
+its bundled model and embeds a document's sections on first use when it is installed. Its guarantee, checked on the final messages with the backend's
 own counter: count_prompt_tokens(messages) + max_new_tokens <= context_window.
 """
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Callable, Protocol, Sequence
 
 from docchat import prompts
 from docchat.backends import Message
+from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
+from docchat.embeddings import Embedder
 from docchat.errors import ContextTooLong
 from docchat.outline import build_outline
 from docchat.passages import Counter, Passage, render_passages
 from docchat.retrieval import SearchFn, SectionIndex, block_scores, build_queries, doc_key
 from docchat.retrieval import add_dense, content_terms, fused_scores
-from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER, Embedder
 from ingest.document import Document
 from ingest.tokens import tokenizer_name
 

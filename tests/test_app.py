@@ -284,8 +284,8 @@ def test_answers_ahead_shown_while_another_session_generates(scripted):
     wait_for(lambda: any(t.content for t in store().turns(sid1)))
     runs[1].start()
     wait_for(lambda: len(store().turns(sid2)) == 2)
-    watcher = app(session=sid2)
-    assert any("1 answer(s) ahead" in m for m in texts(watcher.markdown))
+    # A tab following the second session is told that one answer is ahead of it.
+    wait_for(lambda: any("1 answer(s) ahead" in m for m in texts(app(session=sid2).markdown)))
     for sid in (sid1, sid2):
         w = app(session=sid)
         stop = [b for b in w.button if (b.key or "").startswith("stop_")]
