@@ -212,7 +212,8 @@ def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str 
     """Uploads (with progress and passwords), documents read before, removal; returns the
     session (the first upload starts one) and its documents."""
     doc_ids = store.session_documents(sid) if sid else []
-    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids):
+    asked = bool(sid) and bool(store.turns(sid))  # open until the first question
+    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids or not asked):
         results = st.session_state.setdefault("ingested", {})
         files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
         new = [f for f in files or [] if f.file_id not in results]

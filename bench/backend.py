@@ -5,8 +5,9 @@ Side by side on the bundled SmolLM2 GGUF with a ~2,000-token prompt and 128 new 
 2. llamacpp: docchat's LlamaCppBackend.stream on the same Llama instance;
 3. openai: docchat's OpenAIBackend against llama-cpp-python's server (same GGUF, a
    subprocess started here; its token counts come over HTTP).
-Runs alternate raw/llamacpp/openai; the KV cache is reset before each in-process run, so
-every run evaluates the whole prompt. Reported: medians of time to first token (TTFT)
+Runs alternate raw/llamacpp/openai; each run's prompt opens with its own run number, and
+the KV cache is reset before each in-process run, so every run evaluates the whole prompt
+(the server would otherwise reuse the previous run's prompt from its cache). Reported: medians of time to first token (TTFT)
 and decode speed (tokens after the first / time after the first).
 Goals: llamacpp decode >= 0.97 x raw, and <= 30 ms added TTFT.
 
@@ -35,9 +36,9 @@ FILLER = ("Rivers carve valleys, carry silt and build deltas. Over time floods s
           "across the plain, and farmers follow the water to new fields. ")
 
 
-def build_messages(backend: LlamaCppBackend, prompt_tokens: int) -> list[Message]:
+def build_messages(backend: LlamaCppBackend, prompt_tokens: int, run: int) -> list[Message]:
     """A question after a context trimmed to make the whole prompt about prompt_tokens."""
-    words = (FILLER * (prompt_tokens // 20 + 10)).split(" ")
+    words = [f"Run {run}."] + (FILLER * (prompt_tokens // 20 + 10)).split(" ")
     question = "\n\nQuestion: what do rivers do to the land? Answer in detail."
     lo, hi = 1, len(words)
     while lo < hi:  # largest context that keeps the prompt within prompt_tokens
@@ -118,8 +119,7 @@ def main() -> None:
 
     n_ctx = args.prompt_tokens + args.new_tokens + 64
     backend = LlamaCppBackend(n_ctx=n_ctx, n_threads=args.threads)
-    messages = build_messages(backend, args.prompt_tokens)
-    tokens = backend.prompt_tokens(messages)
+    prompts = [build_messages(backend, args.prompt_tokens, run) for run in range(3 * args.runs + 1)]
     server = openai_backend = None
     if not args.no_server:
         from docchat.backends.openai_http import OpenAIBackend
@@ -129,22 +129,26 @@ def main() -> None:
     results: dict[str, list[dict]] = {"raw": [], "llamacpp": [], "openai": []}
     try:
         # Warm-up (untimed): page in the weights, start the server's threads.
-        run_raw(backend, tokens[:64], 4)
-        run_docchat(backend, messages[:1], 4)
+        short = [Message("user", "Say hi.")]
+        run_raw(backend, backend.prompt_tokens(short), 4)
+        run_docchat(backend, short, 4)
         if openai_backend is not None:
-            run_docchat(openai_backend, messages, 4, reset=False)
+            run_docchat(openai_backend, short, 4, reset=False)
+        fresh = iter(prompts)
         for _ in range(args.runs):
-            results["raw"].append(run_raw(backend, tokens, args.new_tokens))
-            results["llamacpp"].append(run_docchat(backend, messages, args.new_tokens))
+            results["raw"].append(
+                run_raw(backend, backend.prompt_tokens(next(fresh)), args.new_tokens))
+            results["llamacpp"].append(run_docchat(backend, next(fresh), args.new_tokens))
             if openai_backend is not None:
                 results["openai"].append(
-                    run_docchat(openai_backend, messages, args.new_tokens, reset=False))
+                    run_docchat(openai_backend, next(fresh), args.new_tokens, reset=False))
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
 
-    summary = {"model": backend.model, "prompt_tokens": len(tokens),
+    sizes = [backend.count_prompt_tokens(m) for m in prompts]
+    summary = {"model": backend.model, "prompt_tokens": statistics.median(sizes),
                "new_tokens": args.new_tokens, "threads": args.threads, "runs": args.runs,
                "paths": {}}
     raw_decode, raw_ttft = median(results["raw"], "decode"), median(results["raw"], "ttft")
@@ -163,7 +167,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(summary))
         return
-    print(f"{summary['model']}: {len(tokens)} prompt tokens, {args.new_tokens} new, "
+    print(f"{summary['model']}: {summary['prompt_tokens']:g} prompt tokens, {args.new_tokens} new, "
           f"{args.threads} threads, median of {args.runs} runs")
     print(f"{'path':<10}{'TTFT s':>10}{'decode tok/s':>14}{'x raw':>8}{'+TTFT ms':>10}")
     for name, row in summary["paths"].items():

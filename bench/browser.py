@@ -117,7 +117,11 @@ def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -
         else:
             ttft = float(re.search(r"backend_ttft_ms=([\d.]+)", last.inner_text()).group(1))
         ttfts.append(ttft)
-        overheads.append(lat["t1"] - lat["t0"] - ttft)
+        overhead = lat["t1"] - lat["t0"] - ttft
+        if overhead < 0:  # seen once: the observer fired before any token; not a sample
+            print(f"skipped a sample: {overhead:.0f} ms", file=sys.stderr)
+            continue
+        overheads.append(overhead)
         idle(page)
     return {"overhead_ms": [round(x, 1) for x in overheads],
             "overhead_ms_median": round(statistics.median(overheads), 1),
