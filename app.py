@@ -12,7 +12,7 @@ from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from docchat import chat, citations, uploads  # noqa: E402
+from docchat import chat, citations, embeddings, uploads  # noqa: E402
 from docchat.backends import get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
@@ -121,6 +121,8 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
             status.update(label=str(e), state="error")
             return {"error": str(e)}
         store.attach(session_id, up.document.id)
+        if not uploads.fit(up.document, backend.context_window, settings.max_new_tokens).whole:
+            embeddings.warm(up.document)  # packing will need its section vectors
         status.update(label=describe(up.document, backend) + (f" {q('reused')}" if up.reused
                                                              else ""), state="complete")
     return {"doc_id": up.document.id}

@@ -167,3 +167,14 @@ class Embedder:
 
 
 DEFAULT = Embedder()
+
+
+def warm(doc: Document, embedder: Embedder = DEFAULT) -> threading.Thread | None:
+    """Embed an English document's sections in the background, so its first question
+    does not wait for them; None where there is nothing to do."""
+    if doc.language == "zh" or not doc.sections or not embedder.enabled:
+        return None
+    thread = threading.Thread(target=embedder.vectors, args=(doc,), daemon=True,
+                              name=f"embed-{doc.sha256[:8]}")
+    thread.start()
+    return thread

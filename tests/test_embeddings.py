@@ -135,3 +135,29 @@ def test_bundled_model_bridges_a_paraphrase_bm25_misses():
     bm25 = pack([d], q, Chars(1500), max_new_tokens=100, embedder=None)
     fused = pack([d], q, Chars(1500), max_new_tokens=100, embedder=e)
     assert ("real.pdf", 2) in fused.sections and ("real.pdf", 2) not in bm25.sections
+
+
+def test_warm_embeds_english_documents_in_the_background():
+    from docchat.embeddings import Embedder, warm
+    from ingest.document import Block, Document, Page, Section
+
+    class Counting:
+        calls = 0
+
+        def encode(self, texts, max_tokens=128):
+            import numpy as np
+            Counting.calls += 1
+            return np.ones((len(texts), 384), dtype=np.float32)
+
+    def doc(lang):
+        s = Section(0, ("Intro",), 1, 1, 1, "prose", (Block("prose", "hello world", 1),))
+        return Document(path="x", sha256=lang * 32, name="x", kind="text",
+                        pages=[Page(1, "hello world")], sections=[s], language=lang)
+
+    embedder = Embedder(encoder=Counting())
+    assert warm(doc("zh"), embedder) is None
+    thread = warm(doc("en"), embedder)
+    thread.join(10)
+    assert Counting.calls == 1
+    embedder.vectors(doc("en"))  # cached: not encoded again
+    assert Counting.calls == 1
