@@ -269,7 +269,8 @@ class _FolderRun:
                                  overview=stored["meta"].get("overview", ""), doc_id=doc_id,
                                  seconds=time.perf_counter() - start,
                                  mode=stored["meta"].get("mode"))
-        ingested = ingest_path(self.store, path, password=self.password, max_mb=self.max_mb)
+        ingested = ingest_path(self.store, path, password=self.password, max_mb=self.max_mb,
+                               sha256=sha)
         if ingested.error or ingested.document is None:
             return DocResult(str(path), "failed", error=ingested.error,
                              seconds=time.perf_counter() - start)

@@ -20,6 +20,9 @@ logger = logging.getLogger(__name__)
 db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
                          help="SQLite database (default: data/docchat.db or $DOCCHAT_DB).")
 password_option = click.option("--password", help="Password for encrypted PDFs.")
+history_option = click.option(
+    "--history", "history_file", type=click.File("r", encoding="utf-8"),
+    help='JSON list of earlier turns: [{"role": "user", "content": "..."}, ...]')
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print JSON for scripts instead of text.")
 
@@ -121,8 +124,7 @@ def _documents_for(paths, settings: Settings, store: SessionStore, password, tok
 @click.option("--preset", default="raw", show_default=True,
               help="Pacing and generation preset: quick, long, code, smooth, raw.")
 @click.option("--max-new-tokens", type=int, help="Override the preset's answer length.")
-@click.option("--history", "history_file", type=click.File("r", encoding="utf-8"),
-              help='JSON list of earlier turns: [{"role": "user", "content": "..."}, ...]')
+@history_option
 @db_option
 @password_option
 @json_option
@@ -173,8 +175,7 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, histo
               help="Prompt tokens allowed (default: the backend's window minus the answer).")
 @click.option("--max-new-tokens", type=int, default=512, show_default=True,
               help="Tokens kept free for the answer when --budget is not given.")
-@click.option("--history", "history_file", type=click.File("r", encoding="utf-8"),
-              help='JSON list of earlier turns: [{"role": "user", "content": "..."}, ...]')
+@history_option
 @backend_options
 @db_option
 @password_option

@@ -62,26 +62,44 @@ def supported_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield p
 
 
-def ingest_path(store: SessionStore, path: str | Path, password: str | None = None,
-                max_mb: float = 200.0, tokenizer=None) -> IngestResult:
-    """Ingest one file into store unless the same content is there already."""
+def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str | None = None,
+                   max_mb: float = 200.0, tokenizer=None,
+                   name: str | None = None) -> tuple[Document, bool]:
+    """The stored document with these bytes, or path ingested and stored now.
+
+    Returns (document, reused). ``name`` replaces the file name shown for a new document
+    (uploads are stored under their hash). Raises DocumentError for the user.
+    """
     from ingest import load_document
 
+    start = time.perf_counter()
+    existing = store.find_document(sha256)
+    if existing is not None:
+        return store.load_document(existing), True
+    doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer)
+    if name is not None:
+        doc.name = name
+    store.save_document(doc, seconds=time.perf_counter() - start)
+    return doc, False
+
+
+def ingest_path(store: SessionStore, path: str | Path, password: str | None = None,
+                max_mb: float = 200.0, tokenizer=None,
+                sha256: str | None = None) -> IngestResult:
+    """Ingest one file into store unless the same content is there already.
+
+    Pass ``sha256`` when the caller has hashed the file already.
+    """
     path = Path(path)
     start = time.perf_counter()
     result = IngestResult(path=str(path))
     try:
         if not path.is_file():
             raise DocumentError(f"{path}: no such file; check the path.")
-        result.sha256 = file_sha256(path)
-        existing = store.find_document(result.sha256)
-        if existing is not None:
-            result.doc_id, result.reused = existing, True
-            result.document = store.load_document(existing)
-        else:
-            doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer)
-            result.document = doc
-            result.doc_id = store.save_document(doc, seconds=time.perf_counter() - start)
+        result.sha256 = sha256 or file_sha256(path)
+        result.document, result.reused = load_or_ingest(
+            store, path, result.sha256, password=password, max_mb=max_mb, tokenizer=tokenizer)
+        result.doc_id = result.document.id
     except DocumentError as e:
         result.error = str(e)
     result.seconds = time.perf_counter() - start

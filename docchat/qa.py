@@ -78,15 +78,12 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
                     preset=chosen)
 
     def chunks() -> Iterator[str]:
-        shown: list[str] = []
         try:
             for chunk in pacer.pace(backend.stream(request), request=request,
                                     started_at=started):
-                shown.append(chunk)
                 answer.text += chunk
                 yield chunk
         finally:
-            answer.text = "".join(shown)
             answer.stopped = pacer.stopped
             answer.metrics = pacer.metrics(request.stats).to_dict()
             answer.done = True

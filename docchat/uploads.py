@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docchat.errors import DocumentError
+from docchat.library import load_or_ingest
 from docchat.store import SessionStore
 from ingest.document import Document
 
@@ -79,26 +80,19 @@ def ingest_upload(store: SessionStore, name: str, data: bytes, uploads_dir: Path
 
     Raises DocumentError (PasswordRequired for an encrypted PDF) with a message for the user.
     """
-    from ingest import load_document
-
     start = time.perf_counter()
     path = save_upload(name, data, uploads_dir, max_mb)
-    digest = path.stem
-    existing = store.find_document(digest)
-    if existing is not None:
-        doc = store.load_document(existing)
-        return Upload(name, digest, doc, True, time.perf_counter() - start)
     try:
-        doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer)
+        doc, reused = load_or_ingest(store, path, path.stem, password=password, max_mb=max_mb,
+                                     tokenizer=tokenizer, name=name)
     except DocumentError as e:
         # Messages name the stored file (its hash); the user knows it by the name it had.
         raise type(e)(str(e).replace(path.name, name)) from e
-    doc.name = name  # the stored file is named by its hash; show the name it was given
-    store.save_document(doc, seconds=time.perf_counter() - start)
     seconds = time.perf_counter() - start
-    logger.info("upload %s: %d pages, %d tokens in %.2fs", name, len(doc.pages), doc.tokens,
-                seconds)
-    return Upload(name, digest, doc, False, seconds)
+    if not reused:
+        logger.info("upload %s: %d pages, %d tokens in %.2fs", name, len(doc.pages), doc.tokens,
+                    seconds)
+    return Upload(name, path.stem, doc, reused, seconds)
 
 
 def fit(doc: Document, context_window: int, max_new_tokens: int) -> Fit:
