@@ -1,21 +1,37 @@
-"""docchat: ask questions of long documents with a local LLM."""
+"""docchat: ask questions of long documents with a local LLM.
+
+The public API is loaded lazily: ``import docchat`` imports nothing else, so the CLI starts
+fast and ``docchat.errors`` can be imported without the store or the backends.
+"""
 from __future__ import annotations
 
-from docchat.backends import GenerationRequest, Message, get_backend
-from docchat.config import Settings
-from docchat.errors import DocchatError
-from docchat.store import SessionStore
+import importlib
 
-__all__ = ["GenerationRequest", "Message", "get_backend", "Settings", "DocchatError",
-           "SessionStore", "ask", "summarize"]
+_API = {
+    "ask": "docchat.qa",
+    "get_backend": "docchat.backends",
+    "GenerationRequest": "docchat.backends",
+    "Message": "docchat.backends",
+    "Settings": "docchat.config",
+    "DocchatError": "docchat.errors",
+    "SessionStore": "docchat.store",
+    "summarize_document": "docchat.summarize",
+    "summarize_folder": "docchat.batch",
+    "load_document": "ingest",
+}
+
+__all__ = sorted(_API)
 
 
 def __getattr__(name: str):
-    # ask and summarize import the packer, pacer and backends lazily.
-    if name == "ask":
-        from docchat.qa import ask
-        return ask
-    if name == "summarize":
-        from docchat.summarize import summarize
-        return summarize
-    raise AttributeError(name)
+    try:
+        module = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'docchat' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

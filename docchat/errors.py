@@ -1,17 +1,14 @@
-"""User-facing errors: every message says what happened and what to do."""
+"""User-facing errors: every message says what happened and what to do.
+
+The base and the document errors live in ``ingest.errors`` (a leaf module) so that the
+dependency runs one way, docchat -> ingest; they are re-exported here.
+"""
 from __future__ import annotations
 
+from ingest.errors import DocchatError, DocumentError, PasswordRequired
 
-class DocchatError(Exception):
-    """Base error; its message is shown to the user as is."""
-
-
-class DocumentError(DocchatError):
-    """A document cannot be read (broken, encrypted, scanned, unsupported, too large)."""
-
-
-class PasswordRequired(DocumentError):
-    """An encrypted PDF needs a password (or the one given is wrong)."""
+__all__ = ["DocchatError", "DocumentError", "PasswordRequired", "BackendError",
+           "BackendUnavailable", "ContextTooLong"]
 
 
 class BackendError(DocchatError):

@@ -405,14 +405,3 @@ class Pacer:
             return mid * cfg.code_factor, base * cfg.code_factor
         extra = _pause(cfg, prev, text) * mid
         return mid + extra, base + extra
-
-
-def paced(source: Iterable[str], config: object = None, **kw) -> Iterator[str]:
-    """Pace source by a PacingConfig, Preset or preset name; kw go to Pacer and Pacer.pace."""
-    if config is None or isinstance(config, str):
-        from docchat.presets import get_preset  # presets imports this module
-
-        config = get_preset(config or "quick")
-    cfg = getattr(config, "pacing", config)
-    pacer = Pacer(cfg, **{k: kw.pop(k) for k in ("clock", "sleep", "prefetch") if k in kw})
-    return pacer.pace(source, **kw)

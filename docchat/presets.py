@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, fields, replace
+from typing import Iterable, Iterator
 
 from docchat.backends import GenerationRequest, Message
 from docchat.errors import DocchatError
-from docchat.pacing import PacingConfig
+from docchat.pacing import Pacer, PacingConfig
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +84,13 @@ def get_preset(name: str, **overrides) -> Preset:
     except KeyError:
         raise DocchatError(f"Unknown preset {name!r}: choose one of {', '.join(PRESETS)}.") from None
     return preset.with_overrides(**overrides) if overrides else preset
+
+
+def paced(source: Iterable[str], config: "PacingConfig | Preset | str | None" = None,
+          **kw) -> Iterator[str]:
+    """Pace source by a PacingConfig, Preset or preset name; kw go to Pacer and Pacer.pace."""
+    if config is None or isinstance(config, str):
+        config = get_preset(config or "quick")
+    cfg = getattr(config, "pacing", config)
+    pacer = Pacer(cfg, **{k: kw.pop(k) for k in ("clock", "sleep", "prefetch") if k in kw})
+    return pacer.pace(source, **kw)

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from docchat.errors import DocumentError, PasswordRequired
+from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import clean_pages, strip_running_lines
 from ingest.document import Block, Document, Page, Section
 from ingest.pdf import extract_pages

@@ -9,7 +9,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from docchat.errors import DocumentError, PasswordRequired
+from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import is_garbage, normalize_page
 from ingest.parallel import processes, run_split
 

@@ -6,7 +6,7 @@ import logging
 import re
 from pathlib import Path
 
-from docchat.errors import DocumentError
+from ingest.errors import DocumentError
 
 logger = logging.getLogger(__name__)
 

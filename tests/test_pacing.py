@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import BackendError, DocchatError
-from docchat.pacing import Pacer, PacingConfig, paced, split_words
+from docchat.pacing import Pacer, PacingConfig, split_words
+from docchat.presets import paced
 
 EVEN = dict(min_delay=0.1, max_delay=0.3, rhythm=1.0, max_lag=0)
 
