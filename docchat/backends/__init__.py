@@ -21,6 +21,20 @@ class Message:
     content: str
 
 
+@dataclass(frozen=True)
+class PrefillProgress:
+    """How far the backend has read the prompt (passed to GenerationRequest.on_progress)."""
+    done: int  # prompt tokens evaluated so far, reused ones included
+    total: int  # prompt tokens in all
+    reused: int = 0  # tokens taken from the KV cache instead of evaluated
+    rate: float | None = None  # measured prefill tokens/s
+    eta_s: float | None = None  # seconds left at that rate
+    known: bool = True  # False for HTTP servers: progress is not observable
+
+
+FINISH_REASONS = ("stop", "length", "cancelled", "error")
+
+
 @dataclass
 class GenerationStats:
     """Filled in by the backend while it streams; read by the caller afterwards."""
@@ -30,7 +44,10 @@ class GenerationStats:
     first_token_at: float | None = None  # time.perf_counter() of the first piece
     finished_at: float | None = None
     stopped: bool = False  # cancelled before the model finished
-    finish_reason: str | None = None
+    finish_reason: str | None = None  # one of FINISH_REASONS once finished
+    prompt_reused: int = 0  # prompt tokens taken from the KV cache
+    prefill_ms: float | None = None  # time spent reading the prompt (None: not observed)
+    prefill_started_at: float | None = None  # time.perf_counter() when prefill began
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,8 @@ class GenerationRequest:
     stats: GenerationStats = field(default_factory=GenerationStats)
     # Called with the number of generations ahead of this one while it waits.
     on_queue: Callable[[int], None] | None = None
+    # Called during prefill: first before any work (done == reused), last with done == total.
+    on_progress: Callable[[PrefillProgress], None] | None = None
 
 
 @runtime_checkable
@@ -65,6 +84,14 @@ class Backend(Protocol):
 
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         """Tokens of the whole chat-formatted prompt for these messages."""
+        ...
+
+    def prefill_rate(self) -> float | None:
+        """Measured prompt-reading speed in tokens/s; None when unknown (HTTP servers)."""
+        ...
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Warm the KV cache with these messages' prompt in the background; never blocks."""
         ...
 
 

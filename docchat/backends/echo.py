@@ -5,7 +5,7 @@ import re
 import time
 from typing import Iterator
 
-from docchat.backends import GenerationQueue, GenerationRequest, Message
+from docchat.backends import GenerationQueue, GenerationRequest, Message, PrefillProgress
 
 _PIECE = re.compile(r"\s*\S+|\s+")
 _MARKER = re.compile(r"\[p\. [^\]]+\]")
@@ -15,15 +15,20 @@ class EchoBackend:
     """Replies "Echo: <question>" plus the first page marker in its context.
 
     ``reply`` fixes the answer text instead; ``delay`` sleeps between pieces so
-    tests can exercise Stop and the queue.
+    tests can exercise Stop and the queue. ``prefill_tps`` makes it "read" the prompt
+    at that many tokens/s first (in 0.05 s steps, reporting progress, cancellable),
+    and is what ``prefill_rate()`` reports.
     """
 
     name = "echo"
 
     def __init__(self, reply: str | None = None, delay: float = 0.0,
-                 context_window: int = 8192, model: str = "echo") -> None:
+                 context_window: int = 8192, model: str = "echo",
+                 prefill_tps: float | None = None) -> None:
         self.reply = reply
         self.delay = float(delay)
+        self.prefill_tps = float(prefill_tps) if prefill_tps else None
+        self.prefetched: list[list[Message]] = []  # what prefetch() was asked to warm
         self.context_window = int(context_window)
         self.model = model
         self.device = "cpu"
@@ -34,6 +39,33 @@ class EchoBackend:
 
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return sum(self.count_tokens(m.content) + 4 for m in messages) + 2
+
+    def prefill_rate(self) -> float | None:
+        return self.prefill_tps
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Records the request only (echo has no cache to warm)."""
+        self.prefetched.append(list(messages))
+
+    def _prefill(self, request: GenerationRequest, total: int) -> bool:
+        """Simulated prompt reading; False if cancelled meanwhile."""
+        stats, rate = request.stats, self.prefill_tps
+        stats.prefill_started_at = start = time.perf_counter()
+        report = request.on_progress or (lambda progress: None)
+        report(PrefillProgress(0, total, 0, rate, total / rate if rate else None))
+        done = 0
+        while rate and done < total:
+            if request.cancel.is_set():
+                stats.prefill_ms = (time.perf_counter() - start) * 1000
+                return False
+            step = min(total - done, max(1, int(rate * 0.05)))
+            time.sleep(step / rate)
+            done += step
+            report(PrefillProgress(done, total, 0, rate, (total - done) / rate))
+        if not rate:
+            report(PrefillProgress(total, total, 0, None, 0.0))
+        stats.prefill_ms = (time.perf_counter() - start) * 1000
+        return True
 
     def answer_for(self, messages: list[Message]) -> str:
         if self.reply is not None:
@@ -53,9 +85,12 @@ class EchoBackend:
             stats.prompt_tokens = self.count_prompt_tokens(list(request.messages))
             pieces = _PIECE.findall(self.answer_for(list(request.messages)))
             try:
+                if not self._prefill(request, stats.prompt_tokens):
+                    stats.stopped, stats.finish_reason = True, "cancelled"
+                    return
                 for piece in pieces[: request.max_new_tokens]:
                     if request.cancel.is_set():
-                        stats.stopped = True
+                        stats.stopped, stats.finish_reason = True, "cancelled"
                         break
                     if self.delay:
                         time.sleep(self.delay)
@@ -64,6 +99,7 @@ class EchoBackend:
                     stats.completion_tokens += 1
                     yield piece
                 else:
-                    stats.finish_reason = "stop"
+                    stats.finish_reason = ("length" if len(pieces) > request.max_new_tokens
+                                           else "stop")
             finally:
                 stats.finished_at = time.perf_counter()

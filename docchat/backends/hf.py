@@ -110,6 +110,12 @@ class HFBackend:
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return int(self.prompt_ids(messages).shape[-1])
 
+    def prefill_rate(self) -> float | None:
+        return None
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Not supported yet: a no-op."""
+
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         """Yield the answer piece by piece from a generate() thread."""
         ids = self.prompt_ids(request.messages)

@@ -158,6 +158,12 @@ class LlamaCppBackend:
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return len(self.prompt_tokens(messages))
 
+    def prefill_rate(self) -> float | None:
+        return None
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Not supported yet: a no-op."""
+
     def stream(self, request: GenerationRequest) -> Iterator[str]:
         """Yield the answer piece by piece; stop within one token once cancel is set."""
         tokens = self.prompt_tokens(request.messages)

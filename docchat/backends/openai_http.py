@@ -111,6 +111,12 @@ class OpenAIBackend:
         # the answer (OpenAI's published estimate).
         return sum(self.count_tokens(m.content) + 4 for m in messages) + 3
 
+    def prefill_rate(self) -> float | None:
+        return None
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Not supported yet: a no-op."""
+
     # Generation -----------------------------------------------------------------
 
     def _enter(self, request: GenerationRequest) -> bool:
