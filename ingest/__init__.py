@@ -10,7 +10,7 @@ from pathlib import Path
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import clean_pages, strip_running_lines
 from ingest.document import Block, Document, Page, Section
-from ingest.pdf import extract_pages
+from ingest.pdf import check_text_layer, extract_pages
 from ingest.segment import cjk_ratio
 from ingest.structure import build_sections
 from ingest.text import read_text, split_pages
@@ -74,6 +74,7 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
     if suffix == ".pdf":
         kind = "pdf"
         raw = extract_pages(path, password)
+        check_text_layer(path.name, raw)
         warnings.extend(raw.warnings)
         cleaned = clean_pages(raw.normalized, normalized=True) if raw.normalized else clean_pages(raw.pages)
         texts, removed = strip_running_lines(cleaned, raw.labels)

@@ -1,6 +1,7 @@
 """PDF text extraction with pypdfium2: page text, printed page labels, the outline, OCR checks."""
 from __future__ import annotations
 
+import ctypes
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from ingest.parallel import processes, run_split
 logger = logging.getLogger(__name__)
 
 OCR_HINT = "run `ocrmypdf in.pdf out.pdf` first and load out.pdf"
+FORCE_OCR_HINT = "run `ocrmypdf --force-ocr in.pdf out.pdf` and load out.pdf"
 # Objects looked at to find a page's first text object (is it an invisible OCR layer?).
 _OBJECTS_TO_SCAN = 64
 # A document with fewer visible characters than this per page has no usable text layer.
@@ -45,13 +47,19 @@ class PdfText:
     warnings: list[str] = field(default_factory=list)
     # normalize_page(text) of each page, done by the (parallel) readers; clean_pages goes on from it.
     normalized: list[str] = field(default_factory=list)
+    # Per page: OK, or GARBAGE/IMAGE (no usable text layer: an OCR candidate) or BROKEN.
+    status: list[str] = field(default_factory=list)
+
+    def pages_with(self, status: str) -> list[int]:
+        """1-based numbers of the pages with this status."""
+        return [i for i, s in enumerate(self.status, start=1) if s == status]
 
 
 def open_pdf(path: str | Path, password: str | None = None) -> pdfium.PdfDocument:
     """Open a PDF, turning PDFium's error codes into messages that say what to do."""
     name = Path(path).name
     try:
-        return pdfium.PdfDocument(str(path), password=password or None)
+        pdf = pdfium.PdfDocument(str(path), password=password or None)
     except pdfium.PdfiumError as e:
         code = getattr(e, "err_code", None)
         if code == pdfium_c.FPDF_ERR_PASSWORD:
@@ -61,6 +69,11 @@ def open_pdf(path: str | Path, password: str | None = None) -> pdfium.PdfDocumen
         if code == pdfium_c.FPDF_ERR_SECURITY:
             raise DocumentError(f"{name} uses an unsupported security handler; remove the protection (e.g. `qpdf --decrypt`) and load it again.") from None
         raise DocumentError(f"{name} is not a readable PDF (damaged or not a PDF at all); re-download or re-export it.") from None
+    if pdfium_c.FPDF_GetFormType(pdf.raw) != pdfium_c.FORMTYPE_NONE:
+        # Before any page is loaded: PDFium then builds the appearance of every filled
+        # field, and flattening (see _load_page) puts the values into the page text.
+        pdf.init_forms()
+    return pdf
 
 
 def _is_ocr_layer(page: pdfium.PdfPage) -> bool:
@@ -92,26 +105,103 @@ def _labels(pdf: pdfium.PdfDocument, n_pages: int) -> list[str | None]:
     return labels
 
 
-_Row = tuple[str, str, bool]  # raw text, normalize_page(raw text), is_garbage
+# Page status from the readers: why a page's text layer is not used as it is.
+OK, GARBAGE, IMAGE, BROKEN = "", "garbage", "image", "broken"
+_Row = tuple[str, str, str]  # raw text, normalize_page(raw text), status
+# A page with fewer visible characters than this and a large image is a scan: OCR it.
+_MIN_CHARS_TEXT_PAGE = 20
+# ...when images cover at least this share of the page.
+_MIN_IMAGE_SHARE = 0.25
+# Annotations that never carry page text (links, popups of comments).
+_NO_TEXT_ANNOTS = frozenset({pdfium_c.FPDF_ANNOT_LINK, pdfium_c.FPDF_ANNOT_POPUP})
+
+
+def _needs_flatten(page: pdfium.PdfPage) -> bool:
+    """True when the page has annotations (form fields, notes, stamps) that may show text."""
+    count = pdfium_c.FPDFPage_GetAnnotCount(page.raw)
+    for k in range(count):
+        annot = pdfium_c.FPDFPage_GetAnnot(page.raw, k)
+        try:
+            if pdfium_c.FPDFAnnot_GetSubtype(annot) not in _NO_TEXT_ANNOTS:
+                return True
+        finally:
+            pdfium_c.FPDFPage_CloseAnnot(annot)
+    return False
+
+
+def _load_page(pdf: pdfium.PdfDocument, i: int) -> pdfium.PdfPage:
+    """Page i, with its form fields and annotations flattened into its content when it has any.
+
+    Flattening changes only the document in memory (it is never saved), so filled field
+    values and annotation appearance text come out with the page text, in place.
+    """
+    page = pdf[i]
+    if not _needs_flatten(page):
+        return page
+    code = pdfium_c.FPDFPage_Flatten(page.raw, pdfium_c.FLAT_NORMALDISPLAY)
+    if code != pdfium_c.FLATTEN_SUCCESS:
+        return page
+    page.close()  # PDFium reads the flattened content only on a fresh load
+    return pdf[i]
+
+
+def _image_share(page: pdfium.PdfPage) -> float:
+    """Share of the page area covered by image objects (top level; capped at 1)."""
+    width, height = page.get_size()
+    area = max(width * height, 1.0)
+    covered = 0.0
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for k in range(pdfium_c.FPDFPage_CountObjects(page.raw)):
+        obj = pdfium_c.FPDFPage_GetObject(page.raw, k)
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
+            covered += area * _form_image_share(obj)
+        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+            covered += max(0.0, right.value - left.value) * max(0.0, top.value - bottom.value)
+        if covered >= area:
+            return 1.0
+    return covered / area
+
+
+def _form_image_share(form: ctypes.c_void_p) -> float:
+    """1.0 when a form XObject (scanners wrap their image in one) holds an image, else 0."""
+    for k in range(min(pdfium_c.FPDFFormObj_CountObjects(form), _OBJECTS_TO_SCAN)):
+        if pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFFormObj_GetObject(form, k)) == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            return 1.0
+    return 0.0
+
+
+def _unmapped(text: str) -> bool:
+    """True when most characters are codes without a Unicode mapping (CID fonts lacking ToUnicode)."""
+    dense = [ch for ch in text if not ch.isspace()]
+    bad = sum(1 for ch in dense if ch == "\ufffd" or ch < " " or "\ue000" <= ch <= "\uf8ff")
+    return bad > 0.3 * len(dense)
+
+
+def _read_page(pdf: pdfium.PdfDocument, i: int) -> _Row:
+    try:
+        page = _load_page(pdf, i)
+    except pdfium.PdfiumError:  # a damaged page object: the other pages are still read
+        return "", "", BROKEN
+    try:
+        textpage = page.get_textpage()
+        try:
+            text = textpage.get_text_range()
+        finally:
+            textpage.close()
+        status = OK
+        if text.strip() and (_unmapped(text) or is_garbage(text, ocr_layer=_is_ocr_layer(page))):
+            status, text = GARBAGE, ""
+        elif len(text.strip()) < _MIN_CHARS_TEXT_PAGE and _image_share(page) >= _MIN_IMAGE_SHARE:
+            status = IMAGE
+    finally:
+        page.close()
+    return text, normalize_page(text), status
 
 
 def _read_pages(pdf: pdfium.PdfDocument, lo: int, hi: int) -> list[_Row]:
     """Rows for pages lo..hi-1; garbage text is returned empty."""
-    out: list[_Row] = []
-    for i in range(lo, hi):
-        page = pdf[i]
-        try:
-            textpage = page.get_textpage()
-            try:
-                text = textpage.get_text_range()
-            finally:
-                textpage.close()
-            bad = bool(text.strip()) and is_garbage(text, ocr_layer=_is_ocr_layer(page))
-        finally:
-            page.close()
-        text = "" if bad else text
-        out.append((text, normalize_page(text), bad))
-    return out
+    return [_read_page(pdf, i) for i in range(lo, hi)]
 
 
 def _read_range(source: str | pdfium.PdfDocument, password: str | None, lo: int,
@@ -135,6 +225,30 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     first = round(n * _PARENT_SHARE) if parts == 2 else n // parts
     bounds = [0, first] + [first + (n - first) * k // (parts - 1) for k in range(1, parts)]
     return [(bounds[k], bounds[k + 1]) for k in range(parts)]
+
+
+def check_text_layer(name: str, raw: PdfText, hint: str = OCR_HINT, garbage_hint: str = FORCE_OCR_HINT) -> None:
+    """Raise DocumentError when too little of the document has a usable text layer; else
+    add a warning for pages whose garbage text was dropped (call after any OCR).
+    """
+    n = len(raw.pages)
+    garbage = raw.pages_with(GARBAGE)
+    visible = sum(len(t.strip()) for t in raw.pages)
+    with_text = sum(1 for t in raw.pages if t.strip()) + len(garbage)
+    if garbage and len(garbage) >= 0.9 * with_text or visible < _MIN_CHARS_PER_PAGE * n / 2 and visible < 2000:
+        if garbage:
+            raise DocumentError(f"{name} has only a garbage text layer (bad OCR); {garbage_hint}.")
+        what = "its page is an image" if n == 1 else "its pages are images"
+        raise DocumentError(f"{name} has no text layer ({what}, e.g. a scan); OCR is needed: {hint}.")
+    if garbage:
+        raw.warnings.append(f"Dropped page(s) {_numbers(garbage)}: the text layer is garbage (bad OCR); "
+                            "re-run OCR with `ocrmypdf --force-ocr` to read them.")
+
+
+def _numbers(pages: list[int], most: int = 20) -> str:
+    """ "3, 7, 12" (the first `most`, then "and N more")."""
+    shown = ", ".join(map(str, pages[:most]))
+    return shown + (f" and {len(pages) - most} more" if len(pages) > most else "")
 
 
 # PDFium is not thread-safe: one document at a time per process (Streamlit runs each
@@ -169,22 +283,16 @@ def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         else:
             results = _read_pages(pdf, 0, n)
         texts = [text for text, _, _ in results]
-        garbage = [i + 1 for i, (_, _, bad) in enumerate(results) if bad]
-        if garbage:
-            pages = ", ".join(map(str, garbage))
-            warnings.append(
-                f"Dropped page(s) {pages}: the text layer is garbage (bad OCR); "
-                "re-run OCR with `ocrmypdf --force-ocr` to read them."
-            )
-        visible = sum(len(t.strip()) for t in texts)
-        with_text = sum(1 for t in texts if t.strip()) + len(garbage)
-        if garbage and len(garbage) >= 0.9 * with_text or visible < _MIN_CHARS_PER_PAGE * n / 2 and visible < 2000:
-            if garbage:
-                raise DocumentError(f"{name} has only a garbage text layer (bad OCR); run `ocrmypdf --force-ocr in.pdf out.pdf` and load out.pdf.")
-            what = "its page is an image" if n == 1 else "its pages are images"
-            raise DocumentError(f"{name} has no text layer ({what}, e.g. a scan); OCR is needed: {OCR_HINT}.")
+        status = [state for _, _, state in results]
+        broken = [i for i, state in enumerate(status, start=1) if state == BROKEN]
+        if len(broken) == n:
+            raise DocumentError(f"{name}: no page could be loaded (damaged page objects); re-download or re-export it.")
+        if broken:
+            warnings.append(f"Skipped page(s) {_numbers(broken)}: PDFium could not load them (damaged page "
+                            "objects); the other pages were read.")
+            logger.warning("%s: skipped damaged page(s) %s", name, _numbers(broken))
         title = (pdf.get_metadata_value("Title") or "").strip()
         return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title, warnings=warnings,
-                       normalized=[normal for _, normal, _ in results])
+                       normalized=[normal for _, normal, _ in results], status=status)
     finally:
         pdf.close()

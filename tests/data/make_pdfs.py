@@ -2,8 +2,9 @@
 
 A hand-written PDF writer with the standard Helvetica font, so that nothing needs a
 font file: headers.pdf (running header/footer, page labels, outline, ligature, hyphen,
-code), scanned.pdf (one page that is only an image) and garbage-ocr.pdf (scanned pages
-with an invisible, garbage OCR text layer).
+code), scanned.pdf (one page that is only an image), garbage-ocr.pdf (scanned pages
+with an invisible, garbage OCR text layer) and broken-page.pdf (three pages, the second
+one's page object damaged: PDFium cannot load it).
 """
 from __future__ import annotations
 
@@ -106,6 +107,23 @@ def headers_pdf() -> list[dict]:
     return pages
 
 
+def damage_page(data: bytes, index: int) -> bytes:
+    """The PDF with page `index` (0-based) replaced by an integer object of the same length."""
+    import re
+
+    starts = [m for m in re.finditer(rb"(\d+) 0 obj\n<< /Type /Page /Parent", data)]
+    start = starts[index].start()
+    end = data.index(b"endobj", start)
+    head = starts[index].group(1) + b" 0 obj\n"
+    return data[:start] + head + b"42".ljust(end - start - len(head)) + data[end:]
+
+
+def broken_pdf(path: Path) -> None:
+    pages = [{"lines": [(72.0, f"Page {n} of the damaged sample says hello from page {n}.")]} for n in (1, 2, 3)]
+    write_pdf(path, pages)
+    path.write_bytes(damage_page(path.read_bytes(), 1))
+
+
 def main() -> None:
     write_pdf(HERE / "headers.pdf", headers_pdf(), outline=[("Introduction", 3), ("Installation", 5)],
               labels="<< /Nums [0 << /S /r >> 2 << /S /D >>] >>")
@@ -113,6 +131,7 @@ def main() -> None:
     garbage = [(40.0, "sw | \\ + ~= ;: |"), (40.0, "400 + t= 1] }{ ~"), (40.0, "BH {note 1] = | \\ +"),
                (40.0, "200 4 t= | 2] -- ~ ="), (40.0, "SeNet{note 2] |; \\ ^")]
     write_pdf(HERE / "garbage-ocr.pdf", [{"image": True, "lines": garbage, "invisible": True}] * 2)
+    broken_pdf(HERE / "broken-page.pdf")
 
 
 if __name__ == "__main__":
