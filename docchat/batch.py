@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from docchat.backends import Backend, GenerationRequest
-from docchat.errors import BackendUnavailable, DocchatError
-from docchat.library import file_sha256, ingest_path
+from docchat.errors import BackendUnavailable, DocchatError, DocumentError
+from docchat.library import file_sha256, load_or_ingest
 from docchat.store import SessionStore
 from docchat.summarize import (PROMPT_VERSION, Summary, SummaryCancelled, output_language,
                                render_markdown, summarize_document)
@@ -77,6 +77,19 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document already in the store, summarised without its file (the app's library)."""
+    doc_id: int
+    name: str = ""
+
+    def __str__(self) -> str:
+        return f"stored:{self.doc_id}"
+
+
+Item = Path | StoredDocument  # what summarize_folder takes: files and stored documents
 
 
 def find_documents(root: str | Path, pattern: str = "*",
@@ -177,31 +190,40 @@ class _Limited:
 
 @dataclass
 class _Job:
-    path: Path
+    path: str  # the item's key: str(path) or str(StoredDocument)
     doc: Document
     sha256: str
     key: str
     started: float
+    name: str  # shown and used for the summary's file name
+    file: str  # the file summarised (a stored document's original path)
 
 
-def summarize_folder(paths: Iterable[str | Path], backend: Backend, store: SessionStore,
-                     out_dir: str | Path, *, lang: str = "auto", force: bool = False,
-                     concurrency: int = 1, max_new_tokens: int = 512,
+def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Backend,
+                     store: SessionStore, out_dir: str | Path, *, lang: str = "auto",
+                     force: bool = False, concurrency: int = 1, max_new_tokens: int = 512,
                      on_progress: ProgressCallback | None = None,
                      cancel: threading.Event | None = None, password: str | None = None,
-                     max_mb: float = 200.0,
-                     names: Mapping[str, str] | None = None) -> Iterator[DocResult]:
+                     max_mb: float = 200.0, names: Mapping[str, str] | None = None,
+                     tokenizer=None,
+                     on_queue: Callable[[int], None] | None = None) -> Iterator[DocResult]:
     """Summarise each file, yielding a DocResult as each finishes (in completion order).
 
     concurrency > 1 applies to HTTP backends only (documents and map steps in parallel,
     at most that many requests in flight); in-process backends run one at a time.
     Setting cancel stops after the generations in progress; closing the iterator too.
-    names maps str(path) to a display name, for files stored under other names (uploads).
+    names maps str(path) to a display name, for files stored under other names (uploads);
+    a StoredDocument is summarised from the store (its DocResult.path is str(item)).
+    tokenizer counts the tokens of newly ingested files; on_queue(ahead) reports each
+    generation's place in an in-process backend's queue while it waits.
     """
-    paths = [Path(p) for p in paths]
+    items: list[Item] = [p if isinstance(p, StoredDocument) else Path(p) for p in paths]
     run = _FolderRun(backend, store, Path(out_dir), lang, force, max_new_tokens,
                      on_progress, cancel or threading.Event(), password, max_mb,
-                     {str(p): (names or {}).get(str(p), "") for p in paths})
+                     {str(p): (names or {}).get(str(p), "")
+                      or (p.name if isinstance(p, StoredDocument) else "") for p in items})
+    run.tokenizer, run.on_queue = tokenizer, on_queue
+    paths = items
     n = concurrency if backend.name in CONCURRENT_BACKENDS else 1
     if concurrency > n:
         logger.info("the %s backend runs one generation at a time; ignoring concurrency=%d",
@@ -224,13 +246,18 @@ class _FolderRun:
         self.password, self.max_mb, self.names = password, max_mb, names
         self.rows: dict[str, DocResult] = {}
         self.finished = 0
+        self.tokenizer = None
+        self.on_queue: Callable[[int], None] | None = None
 
-    def emit(self, kind: str, path: Path, **fields) -> None:
+    def emit(self, kind: str, path: Path | str, **fields) -> None:
         if self.on_progress:
             self.on_progress(Progress(kind, str(path), self.finished, len(self.rows), **fields))
 
-    def begin(self, paths: list[Path]) -> None:
+    def begin(self, paths: list[Item]) -> None:
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        for p in paths:  # a stored document is known by its name, not its key
+            if isinstance(p, StoredDocument) and not self.names[str(p)]:
+                self.names[str(p)] = (self.store.document_row(p.doc_id) or {}).get("name", "")
         self.rows = {str(p): DocResult(str(p), "pending", name=self.names[str(p)])
                      for p in paths}
         self.write_index()
@@ -244,38 +271,54 @@ class _FolderRun:
         self.finished += 1
         self.write_index()
         logger.info("summary %s: %s in %.2fs", result.path, result.status, result.seconds)
-        self.emit("done", Path(result.path), result=result)
+        self.emit("done", result.path, result=result)
         return result
 
-    def prepare(self, path: Path) -> _Job | DocResult:
+    def prepare(self, item: Item) -> _Job | DocResult:
         """Skip what is already summarised; otherwise ingest (or reload) the document."""
         start = time.perf_counter()
-        self.emit("start", path)
-        try:
-            sha = file_sha256(path)
-        except OSError as e:
-            return DocResult(str(path), "failed", error=f"{path}: cannot be read "
-                             f"({e.strerror or e}); check that it exists and is readable.")
-        doc_id = self.store.find_document(sha)
+        key = str(item)
+        self.emit("start", key)
+        if isinstance(item, StoredDocument):
+            row = self.store.document_row(item.doc_id)
+            if row is None:
+                return DocResult(key, "failed", error=f"{self.names[key] or key} is no longer "
+                                 f"in the library; add the file again.")
+            sha, doc_id, file_name = row["sha256"], item.doc_id, row["name"]
+        else:
+            try:
+                sha = file_sha256(item)
+            except OSError as e:
+                return DocResult(key, "failed", error=f"{item}: cannot be read "
+                                 f"({e.strerror or e}); check that it exists and is readable.")
+            doc_id, file_name = self.store.find_document(sha), item.name
+        name = self.names[key] or file_name
         if doc_id is not None and not self.force:
             row = self.store.document_row(doc_id) or {}
-            key = self.key_for(row.get("language") or "en")
-            stored = self.store.get_summary(doc_id, key)
+            stored = self.store.get_summary(doc_id, self.key_for(row.get("language") or "en"))
             if stored is not None:
-                out = self.out_dir / output_name(self.names[str(path)] or path.name, sha)
+                out = self.out_dir / output_name(name, sha)
                 if not out.exists():  # e.g. a new --out folder: write the stored summary
                     write_atomic(out, stored["markdown"])
-                return DocResult(str(path), "skipped", pages=row.get("pages"), output=str(out),
+                return DocResult(key, "skipped", pages=row.get("pages"), output=str(out),
                                  overview=stored["meta"].get("overview", ""), doc_id=doc_id,
                                  seconds=time.perf_counter() - start,
                                  mode=stored["meta"].get("mode"))
-        ingested = ingest_path(self.store, path, password=self.password, max_mb=self.max_mb,
-                               sha256=sha)
-        if ingested.error or ingested.document is None:
-            return DocResult(str(path), "failed", error=ingested.error,
-                             seconds=time.perf_counter() - start)
-        doc = ingested.document
-        return _Job(path, doc, sha, self.key_for(doc.language), start)
+        if isinstance(item, StoredDocument):
+            doc = self.store.load_document(item.doc_id)
+        else:
+            try:
+                doc, _ = load_or_ingest(self.store, item, sha, password=self.password,
+                                        max_mb=self.max_mb, tokenizer=self.tokenizer,
+                                        name=self.names[key] or None)
+            except DocumentError as e:
+                # An upload is stored under its hash; the user knows it by its own name.
+                message = str(e).replace(item.name, name) if self.names[key] else str(e)
+                logger.info("ingest %s: %s", item, message)
+                return DocResult(key, "failed", error=message,
+                                 seconds=time.perf_counter() - start)
+        return _Job(key, doc, sha, self.key_for(doc.language), start, name,
+                    doc.path if isinstance(item, StoredDocument) else key)
 
     def key_for(self, doc_language: str) -> str:
         return settings_key(self.backend, output_language(doc_language, self.lang),
@@ -285,15 +328,14 @@ class _FolderRun:
         doc = job.doc
         label = f"{self.backend.name}: {Path(str(self.backend.model)).name}"
         markdown = render_markdown(doc, summary, label)
-        out = self.out_dir / output_name(self.names[str(job.path)] or job.path.name,
-                                         job.sha256)
+        out = self.out_dir / output_name(job.name, job.sha256)
         write_atomic(out, markdown)
-        result = DocResult(str(job.path), "done", pages=len(doc.pages),
+        result = DocResult(job.path, "done", pages=len(doc.pages),
                            tokens_in=summary.tokens_in, tokens_out=summary.tokens_out,
                            seconds=time.perf_counter() - job.started, output=str(out),
                            overview=summary.overview, doc_id=doc.id, mode=summary.mode)
         self.store.save_summary(doc.id, job.key, markdown, {
-            "path": str(job.path), "output": out.name, "overview": summary.overview,
+            "path": job.file, "output": out.name, "overview": summary.overview,
             "language": summary.language, "mode": summary.mode, "groups": summary.groups,
             "steps": summary.steps, "tokens_in": summary.tokens_in,
             "tokens_out": summary.tokens_out, "seconds": round(result.seconds, 3),
@@ -307,10 +349,10 @@ class _FolderRun:
             return self.save(job, value)
         seconds = time.perf_counter() - job.started
         if isinstance(value, SummaryCancelled):
-            return DocResult(str(job.path), "cancelled", pages=len(job.doc.pages),
+            return DocResult(job.path, "cancelled", pages=len(job.doc.pages),
                              seconds=seconds, error=str(value))
         if isinstance(value, DocchatError) and not isinstance(value, BackendUnavailable):
-            return DocResult(str(job.path), "failed", pages=len(job.doc.pages),
+            return DocResult(job.path, "failed", pages=len(job.doc.pages),
                              seconds=seconds, error=str(value))
         raise value
 
@@ -318,9 +360,10 @@ class _FolderRun:
                   on_step: Callable[[int, int, str], None]) -> Summary:
         return summarize_document(job.doc, backend, self.lang,
                                   max_new_tokens=self.max_new_tokens, on_step=on_step,
-                                  cancel=self.cancel, concurrency=concurrency)
+                                  cancel=self.cancel, concurrency=concurrency,
+                                  on_queue=self.on_queue)
 
-    def sequential(self, paths: list[Path]) -> Iterator[DocResult]:
+    def sequential(self, paths: list[Item]) -> Iterator[DocResult]:
         for path in paths:
             if self.cancel.is_set():
                 return
@@ -329,7 +372,7 @@ class _FolderRun:
                 yield self.finish(prepared)
                 continue
 
-            def on_step(done: int, expected: int, label: str, path: Path = path) -> None:
+            def on_step(done: int, expected: int, label: str, path: str = str(path)) -> None:
                 self.emit("step", path, step=done, steps=expected, label=label)
 
             try:
@@ -339,7 +382,7 @@ class _FolderRun:
                 value = e
             yield self.finish(self.outcome(prepared, value))
 
-    def concurrent(self, paths: list[Path], n: int) -> Iterator[DocResult]:
+    def concurrent(self, paths: list[Item], n: int) -> Iterator[DocResult]:
         backend = _Limited(self.backend, n)
         events: queue.Queue = queue.Queue()
         pending, in_flight = deque(paths), 0

@@ -159,6 +159,7 @@ class _Run:
     cancel: threading.Event
     concurrency: int
     on_step: StepCallback | None
+    on_queue: Callable[[int], None] | None = None
     steps: int = 0
     expected: int = 1
     tokens_in: int = 0
@@ -173,7 +174,8 @@ class _Run:
             raise ContextTooLong(f"A {label} prompt of {prompt_tokens:,} tokens exceeds the "
                                  f"{budget:,}-token budget; lower --max-tokens.")
         request = GenerationRequest(messages=messages, max_new_tokens=self.max_new_tokens,
-                                    temperature=0.0, cancel=self.cancel)
+                                    temperature=0.0, cancel=self.cancel,
+                                    on_queue=self.on_queue)
         start = time.perf_counter()
         text = "".join(self.backend.stream(request)).strip()
         if self.cancel.is_set() or request.stats.stopped:
@@ -221,17 +223,20 @@ class _Run:
 def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
                        max_new_tokens: int = 512, on_step: StepCallback | None = None,
                        cancel: threading.Event | None = None,
-                       concurrency: int = 1) -> Summary:
+                       concurrency: int = 1,
+                       on_queue: Callable[[int], None] | None = None) -> Summary:
     """Summarise doc: one pass when it fits the window, else map-reduce over sections.
 
     on_step(done, expected, label) is called in the caller's thread after each
     generation; concurrency > 1 runs map steps in parallel (for HTTP backends).
+    on_queue(ahead) is each step's place in an in-process backend's queue; every step
+    takes its own turn, so other users' questions are served between steps.
     """
     start = time.perf_counter()
     language = output_language(doc.language, lang)
     title = doc.title or doc.name
     run = _Run(backend, language, title, max_new_tokens, cancel or threading.Event(),
-               max(1, concurrency), on_step)
+               max(1, concurrency), on_step, on_queue)
     whole = _render_whole(doc)
     if not whole.strip():
         raise DocchatError(f"{doc.name} has no text to summarise.")

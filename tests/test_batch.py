@@ -215,3 +215,49 @@ def test_index_names_relative_to_the_common_folder_even_for_mixed_paths(tmp_path
                                                            "pending")]
     index = render_index(rows)
     assert "| a.txt | pending |" in index and "| sub/b.txt | pending |" in index
+
+
+def test_stored_documents_are_summarised_without_their_files(folder, store, tmp_path):
+    from docchat.batch import StoredDocument
+    from docchat.library import ingest_path
+
+    copy = tmp_path / "gone" / "BSD.txt"
+    copy.parent.mkdir()
+    shutil.copy(folder / "BSD.txt", copy)
+    doc_id = ingest_path(store, copy).doc_id
+    copy.unlink()  # the library keeps the document; its file may be gone
+    item = StoredDocument(doc_id)
+    backend = RecordingBackend()
+    [result] = summarize_folder([item], backend, store, tmp_path / "out")
+    assert result.status == "done" and result.path == str(item) and result.doc_id == doc_id
+    assert result.name == "BSD.txt" and Path(result.output).name.startswith("BSD-")
+    assert "[BSD.txt](BSD-" in (tmp_path / "out" / "index.md").read_text()
+    # The same content given as a file is the same summary: skipped.
+    again = RecordingBackend()
+    [skipped] = summarize_folder([folder / "BSD.txt"], again, store, tmp_path / "out")
+    assert skipped.status == "skipped" and again.requests == []
+    [missing] = summarize_folder([StoredDocument(999, "old.pdf")], backend, store,
+                                 tmp_path / "out")
+    assert missing.status == "failed" and "old.pdf is no longer in the library" in missing.error
+
+
+def test_uploads_are_stored_and_reported_under_their_own_names(tmp_path, store):
+    good = tmp_path / "uploads" / ("ab" * 32 + ".txt")
+    bad = tmp_path / "uploads" / ("cd" * 32 + ".pdf")
+    good.parent.mkdir()
+    shutil.copy(DATA / "BSD.txt", good)
+    shutil.copy(DATA / "invalid.pdf", bad)
+    names = {str(good): "licence.txt", str(bad): "scan.pdf"}
+    results = {r.path: r for r in summarize_folder([bad, good], RecordingBackend(), store,
+                                                   tmp_path / "out", names=names)}
+    assert results[str(good)].status == "done"
+    assert store.load_document(results[str(good)].doc_id).name == "licence.txt"
+    assert results[str(bad)].status == "failed" and "scan.pdf" in results[str(bad)].error
+    assert bad.name not in results[str(bad)].error
+
+
+def test_queue_places_reach_on_queue(folder, store, tmp_path):
+    places = []
+    backend = RecordingBackend()
+    _run(folder, backend, store, tmp_path / "out", on_queue=places.append)
+    assert places and set(places) == {0}  # nobody else was waiting
