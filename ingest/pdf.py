@@ -12,6 +12,7 @@ import pypdfium2.raw as pdfium_c
 
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import is_garbage, normalize_page
+from ingest.layout import char_runs, free_text_notes, merge_lines, text_lines
 from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
@@ -129,20 +130,41 @@ def _needs_flatten(page: pdfium.PdfPage) -> bool:
     return False
 
 
-def _load_page(pdf: pdfium.PdfDocument, i: int) -> pdfium.PdfPage:
-    """Page i, with its form fields and annotations flattened into its content when it has any.
+def _flattened_text(pdf: pdfium.PdfDocument, i: int, page: pdfium.PdfPage) -> tuple[pdfium.PdfPage, str | None]:
+    """Flatten the page's form fields and annotations into its content; (page, text) after.
 
-    Flattening changes only the document in memory (it is never saved), so filled field
-    values and annotation appearance text come out with the page text, in place.
+    Flattening changes only the document in memory (it is never saved). PDFium appends the
+    flattened appearances to the content, so their text comes last: each of those lines is
+    put back where it sits on the page (after its label, or below the text above it).
+    Returns (page, None) when there was nothing to flatten.
     """
-    page = pdf[i]
-    if not _needs_flatten(page):
-        return page
-    code = pdfium_c.FPDFPage_Flatten(page.raw, pdfium_c.FLAT_NORMALDISPLAY)
-    if code != pdfium_c.FLATTEN_SUCCESS:
-        return page
-    page.close()  # PDFium reads the flattened content only on a fresh load
-    return pdf[i]
+    notes = free_text_notes(page)  # read first: flattening drops annotations without an appearance
+    textpage = page.get_textpage()
+    try:
+        before = textpage.get_text_range()
+    finally:
+        textpage.close()
+    flattened = pdfium_c.FPDFPage_Flatten(page.raw, pdfium_c.FLAT_NORMALDISPLAY) == pdfium_c.FLATTEN_SUCCESS
+    if flattened:
+        page.close()  # PDFium reads the flattened content only on a fresh load
+        page = pdf[i]
+    textpage = page.get_textpage()
+    try:
+        after = textpage.get_text_range() if flattened else before
+        if not after.startswith(before):  # PDFium reordered the text: keep its order
+            return page, "\n".join([after, *(n.text for n in notes)])
+        start = len(before)
+        while start < len(after) and after[start] in "\r\n":
+            start += 1
+        extra = char_runs(textpage, after[start:], start)
+        shown = " ".join(after.split())
+        extra += [n for n in notes if n.text not in shown]
+        if not extra:
+            return page, after
+        body = text_lines(textpage, before)
+        return page, merge_lines(body, extra) if body else "\n".join(n.text for n in extra)
+    finally:
+        textpage.close()
 
 
 def _image_share(page: pdfium.PdfPage) -> float:
@@ -180,15 +202,19 @@ def _unmapped(text: str) -> bool:
 
 def _read_page(pdf: pdfium.PdfDocument, i: int) -> _Row:
     try:
-        page = _load_page(pdf, i)
+        page = pdf[i]
     except pdfium.PdfiumError:  # a damaged page object: the other pages are still read
         return "", "", BROKEN
     try:
-        textpage = page.get_textpage()
-        try:
-            text = textpage.get_text_range()
-        finally:
-            textpage.close()
+        text = None
+        if _needs_flatten(page):
+            page, text = _flattened_text(pdf, i, page)
+        if text is None:
+            textpage = page.get_textpage()
+            try:
+                text = textpage.get_text_range()
+            finally:
+                textpage.close()
         status = OK
         if text.strip() and (_unmapped(text) or is_garbage(text, ocr_layer=_is_ocr_layer(page))):
             status, text = GARBAGE, ""

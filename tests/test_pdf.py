@@ -183,3 +183,28 @@ def test_parallel_extraction_from_script_without_main_guard(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[0] == "6"
+
+
+def test_broken_page_skipped_with_warning():
+    doc = ingest.load_document(DATA / "broken-page.pdf")
+    assert [p.number for p in doc.pages] == [1, 2, 3]
+    assert "hello from page 1" in doc.pages[0].text and "hello from page 3" in doc.pages[2].text
+    assert doc.pages[1].text == ""
+    assert any("Skipped page(s) 2" in w and "damaged" in w for w in doc.warnings)
+
+
+def test_broken_page_in_parallel_reader(monkeypatch):
+    calls = _spy_run_split(monkeypatch)
+    raw = extract_pages(DATA / "broken-page.pdf")
+    assert calls == [2] and raw.status == ["", "broken", ""]
+
+
+def test_filled_form_values_and_annotation_text_are_read():
+    """Field values and a FreeText note are flattened into the page text (make_form.py)."""
+    doc = ingest.load_document(DATA / "form_filled.pdf")
+    first = doc.pages[0].text
+    for value in ("CASE-2024-0193", "Okonkwo", "Adaeze", "1742 Larchmont Avenue", "55803", "a.okonkwo@example.org"):
+        assert value in first
+    assert first.index("CASE NUMBER") < first.index("CASE-2024-0193")  # in reading order, after its label
+    assert "Reviewer note: discharge date confirmed" in doc.pages[1].text
+    assert "DISCHARGE" in doc.text
