@@ -76,15 +76,33 @@ def test_model_and_window(backend, server_url):
 
 
 def test_stream_equals_non_streamed_answer(backend):
+    # The server keeps the last prompt in its KV cache and re-reads only the last token of
+    # a repeated prompt, while a cold prompt is read in one batch: other batch shapes round
+    # differently and can flip near-tied greedy choices, so the first answer to a prompt
+    # may legitimately differ from later ones. What is deterministic is compared: after a
+    # warm-up, the streamed and the non-streamed answers both start from the same cache
+    # state (the prompt cached, its last token re-read).
     question = "Name three colours."
+    options = dict(model=backend.model, messages=[{"role": "user", "content": question}],
+                   max_tokens=16, temperature=0.0, seed=0, extra_body={"repeat_penalty": 1.0})
+    backend.client.chat.completions.create(stream=False, **options)  # warm-up
     request = ask(question, max_new_tokens=16, seed=0)
-    streamed = "".join(backend.stream(request))
-    whole = backend.client.chat.completions.create(
-        model=backend.model, messages=[{"role": "user", "content": question}], stream=False,
-        max_tokens=16, temperature=0.0, seed=0, extra_body={"repeat_penalty": 1.0})
-    assert streamed == whole.choices[0].message.content
+    pieces = list(backend.stream(request))
+    whole = backend.client.chat.completions.create(stream=False, **options)
+    assert "".join(pieces) == whole.choices[0].message.content
+    assert not any("\ufffd" in p for p in pieces)
     assert request.stats.completion_tokens == whole.usage.completion_tokens
     assert request.stats.finish_reason == whole.choices[0].finish_reason
+
+
+def test_progress_is_reported_as_unknown(backend):
+    events = []
+    request = ask("Say hi.", max_new_tokens=4, on_progress=events.append)
+    assert "".join(backend.stream(request))
+    assert [e.done for e in events] == [0, request.stats.prompt_tokens]
+    assert not any(e.known for e in events) and backend.prefill_rate() is None
+    assert request.stats.prefill_started_at is not None
+    backend.prefetch([Message("system", "Be brief.")])  # a no-op for servers
 
 
 def test_count_tokens_uses_the_server_tokenizer(backend):

@@ -5,13 +5,14 @@ import re
 import time
 from typing import Iterator
 
-from docchat.backends import GenerationQueue, GenerationRequest, Message, PrefillProgress
+from docchat.backends import GenerationRequest, Message, PrefillProgress
+from docchat.backends.base import StreamingBackend
 
 _PIECE = re.compile(r"\s*\S+|\s+")
 _MARKER = re.compile(r"\[p\. [^\]]+\]")
 
 
-class EchoBackend:
+class EchoBackend(StreamingBackend):
     """Replies "Echo: <question>" plus the first page marker in its context.
 
     ``reply`` fixes the answer text instead; ``delay`` sleeps between pieces so
@@ -25,6 +26,7 @@ class EchoBackend:
     def __init__(self, reply: str | None = None, delay: float = 0.0,
                  context_window: int = 8192, model: str = "echo",
                  prefill_tps: float | None = None) -> None:
+        super().__init__()
         self.reply = reply
         self.delay = float(delay)
         self.prefill_tps = float(prefill_tps) if prefill_tps else None
@@ -32,7 +34,6 @@ class EchoBackend:
         self.context_window = int(context_window)
         self.model = model
         self.device = "cpu"
-        self.queue = GenerationQueue()
 
     def count_tokens(self, text: str) -> int:
         return len(_PIECE.findall(text))
@@ -77,29 +78,20 @@ class EchoBackend:
         last_line = question.strip().splitlines()[-1] if question.strip() else ""
         return f"Echo: {last_line}" + (f" {marker.group(0)}" if marker else "")
 
-    def stream(self, request: GenerationRequest) -> Iterator[str]:
+    def _prepare(self, request: GenerationRequest) -> tuple[int, list[Message]]:
+        messages = list(request.messages)
+        return self.count_prompt_tokens(messages), messages
+
+    def _pieces(self, request: GenerationRequest, messages: list[Message]) -> Iterator[str]:
         stats = request.stats
-        with self.queue.turn(request) as turn:
-            if turn.cancelled:
+        pieces = _PIECE.findall(self.answer_for(messages))
+        if not self._prefill(request, stats.prompt_tokens):
+            return
+        for piece in pieces[: request.max_new_tokens]:
+            if request.cancel.is_set():
                 return
-            stats.prompt_tokens = self.count_prompt_tokens(list(request.messages))
-            pieces = _PIECE.findall(self.answer_for(list(request.messages)))
-            try:
-                if not self._prefill(request, stats.prompt_tokens):
-                    stats.stopped, stats.finish_reason = True, "cancelled"
-                    return
-                for piece in pieces[: request.max_new_tokens]:
-                    if request.cancel.is_set():
-                        stats.stopped, stats.finish_reason = True, "cancelled"
-                        break
-                    if self.delay:
-                        time.sleep(self.delay)
-                    if stats.first_token_at is None:
-                        stats.first_token_at = time.perf_counter()
-                    stats.completion_tokens += 1
-                    yield piece
-                else:
-                    stats.finish_reason = ("length" if len(pieces) > request.max_new_tokens
-                                           else "stop")
-            finally:
-                stats.finished_at = time.perf_counter()
+            if self.delay:
+                time.sleep(self.delay)
+            stats.completion_tokens += 1
+            yield piece
+        stats.finish_reason = "length" if len(pieces) > request.max_new_tokens else "stop"

@@ -1,8 +1,9 @@
 """llama.cpp backend (the default): llama-cpp-python driven one token at a time.
 
-Driving ``Llama.generate`` ourselves, rather than ``create_chat_completion``, gives
-exact token counts, a cancel check between every two tokens, and UTF-8 pieces that
-never split a character. Run ``python -m docchat.backends.llamacpp --model X.gguf``
+Reading the prompt ourselves in short batches (skipping what the KV cache already
+holds) and then driving ``Llama.generate``, rather than ``create_chat_completion``,
+gives progress while the prompt is read, a cancel check between batches and between
+every two tokens, exact token counts, and UTF-8 pieces that never split a character. Run ``python -m docchat.backends.llamacpp --model X.gguf``
 for llama-cpp-python's OpenAI-compatible server with the same load settings.
 """
 from __future__ import annotations
@@ -18,13 +19,14 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from docchat.backends import (
-    GenerationQueue,
-    GenerationRequest,
-    Message,
-    ensure_fits,
-    greedy,
-    plain_prompt,
+from docchat.backends import GenerationRequest, Message, greedy, plain_prompt
+from docchat.backends.base import (
+    BATCH_SECONDS,
+    MAX_BATCH,
+    MIN_BATCH,
+    StreamingBackend,
+    batch_size,
+    common_prefix,
 )
 from docchat.errors import BackendUnavailable
 
@@ -82,8 +84,12 @@ def _plain_cpu_buffers() -> Iterator[None]:
 
 
 def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None = None,
-               **options):
-    """Load a GGUF with docchat's settings; BackendUnavailable if it cannot be loaded."""
+               n_threads_batch: int | None = None, **options):
+    """Load a GGUF with docchat's settings; BackendUnavailable if it cannot be loaded.
+
+    ``n_threads`` decodes (one token at a time), ``n_threads_batch`` reads prompts;
+    see ``default_threads`` for the defaults and bench/README.md for why.
+    """
     path = Path(path)
     if not path.is_file():
         raise BackendUnavailable(
@@ -96,13 +102,13 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
         raise BackendUnavailable(
             "llama-cpp-python is not installed: run pip install -r requirements.txt"
         ) from e
-    threads = n_threads or os.cpu_count() or 1
+    decode, batch = default_threads(n_threads, n_threads_batch)
     guard = _plain_cpu_buffers() if cpu_has_amx() else contextlib.nullcontext()
     try:
         with guard:
             # n_ctx=0 asks llama.cpp for the model's trained context length.
-            return Llama(model_path=str(path), n_ctx=n_ctx or 0, n_threads=threads,
-                         n_threads_batch=threads, verbose=False, **options)
+            return Llama(model_path=str(path), n_ctx=n_ctx or 0, n_threads=decode,
+                         n_threads_batch=batch, verbose=False, **options)
     except ValueError as e:  # llama-cpp-python's "Failed to load model from file"
         raise BackendUnavailable(
             f"{path} is not a GGUF model llama.cpp can load ({e}); check that the file "
@@ -110,21 +116,54 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
         ) from e
 
 
-class LlamaCppBackend:
-    """In-process llama.cpp; one generation at a time through a shared queue."""
+def default_threads(n_threads: int | None = None,
+                    n_threads_batch: int | None = None) -> tuple[int, int]:
+    """(decode threads, prompt threads): given values, else 1 and all cores.
+
+    Measured on a 2-core box (bench/backend.py --threads): decoding gains little from
+    a second thread when idle and collapses when another process takes a core
+    (llama.cpp's threads spin-wait for each other every token), while reading a prompt
+    is one large batch per step that a second core nearly doubles.
+    """
+    cores = os.cpu_count() or 1
+    decode = n_threads or 1
+    return decode, n_threads_batch or (n_threads if n_threads else cores)
+
+
+PROBE_TEXT = ("Rivers carve valleys, carry silt and build deltas; floods spread soil across "
+              "the plain and farmers follow the water. ")
+
+
+class LlamaCppBackend(StreamingBackend):
+    """In-process llama.cpp; one generation at a time through a shared queue.
+
+    The prompt is read in batches of about BATCH_SECONDS each, checking cancel and
+    reporting progress between them, after skipping the longest prefix the KV cache
+    already holds (from the previous request or a prefetch); then tokens are sampled
+    one by one with ``Llama.generate``.
+    """
 
     name = "llamacpp"
+    supports_prefetch = True
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int | None = None,
-                 n_threads: int | None = None, llama=None) -> None:
+                 n_threads: int | None = None, n_threads_batch: int | None = None,
+                 llama=None, probe_tokens: int = 64, prefill_batch: int | None = None) -> None:
+        super().__init__()
         if llama is None:
-            llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads)
+            llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads,
+                               n_threads_batch)
         self.llama = llama
         self.model = Path(llama.model_path).name
         self.context_window = int(llama.n_ctx())
         self.device = "cpu"
-        self.queue = GenerationQueue()
         self._formatter = self._chat_formatter()
+        # Prompt tokens per prefill batch: fixed if given, else sized from the measured rate
+        # and adapted after each batch (later ones attend to more context).
+        self.prefill_batch = prefill_batch
+        self.batch_tokens: int | None = None
+        if probe_tokens:
+            self.probe(probe_tokens)
 
     def _chat_formatter(self):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -141,16 +180,22 @@ class LlamaCppBackend:
             bos_token=vocab.token_get_text(bos) if bos != -1 else "",
         )
 
-    def prompt_tokens(self, messages: list[Message] | tuple[Message, ...]) -> list[int]:
-        """The exact token ids fed to the model for these messages."""
+    def _prompt_text(self, messages) -> str:
         if self._formatter is None:
-            return self.llama.tokenize(plain_prompt(messages).encode("utf-8"),
-                                       add_bos=True, special=False)
-        prompt = self._formatter(
+            return plain_prompt(messages)
+        return self._formatter(
             messages=[{"role": m.role, "content": m.content} for m in messages]
         ).prompt
+
+    def _tokenize_prompt(self, text: str) -> list[int]:
+        if self._formatter is None:
+            return self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         # As llama-cpp-python's chat handler: the template writes any BOS itself.
-        return self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def prompt_tokens(self, messages: list[Message] | tuple[Message, ...]) -> list[int]:
+        """The exact token ids fed to the model for these messages."""
+        return self._tokenize_prompt(self._prompt_text(messages))
 
     def count_tokens(self, text: str) -> int:
         return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
@@ -158,34 +203,82 @@ class LlamaCppBackend:
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return len(self.prompt_tokens(messages))
 
-    def prefill_rate(self) -> float | None:
-        return None
+    # -- prefill ----------------------------------------------------------------
 
-    def prefetch(self, messages: list[Message]) -> None:
-        """Not supported yet: a no-op."""
+    def probe(self, n: int = 64) -> float | None:
+        """Time reading n prompt tokens (a cold cache) to seed prefill_rate()."""
+        tokens = self.llama.tokenize((PROBE_TEXT * (n // 16 + 2)).encode(), add_bos=True)[:n]
+        self.llama.reset()
+        start = time.perf_counter()
+        self.llama.eval(tokens)
+        self.rate_meter.add(len(tokens), time.perf_counter() - start)
+        self.llama.reset()
+        return self.prefill_rate()
 
-    def stream(self, request: GenerationRequest) -> Iterator[str]:
-        """Yield the answer piece by piece; stop within one token once cancel is set."""
+    def _read(self, tokens: list[int], upto: int, request: GenerationRequest,
+              interrupted) -> int:
+        """Evaluate tokens[:upto] into the KV cache, skipping the prefix it already holds.
+
+        Returns the number of prompt tokens now cached; fewer than upto if interrupted.
+        """
+        llama, stats = self.llama, request.stats
+        cached = llama.input_ids[: llama.n_tokens].tolist()
+        reused = common_prefix(cached, tokens[:upto])
+        llama.n_tokens = reused  # eval() drops the KV cells from here on
+        stats.prompt_reused = reused
+        started = time.perf_counter()
+        stats.prefill_started_at = started
+        total = len(tokens)
+        self._progress(request, reused, total, reused, started)
+        n = self.prefill_batch or self.batch_tokens or batch_size(self.prefill_rate())
+        pos = reused
+        while pos < upto and not interrupted():
+            step = time.perf_counter()
+            batch = tokens[pos:min(upto, pos + n)]
+            llama.eval(batch)
+            pos += len(batch)
+            took = time.perf_counter() - step
+            if len(batch) == n and took > 0 and not self.prefill_batch:
+                # Later batches attend to more context: follow the measured time.
+                n = max(MIN_BATCH, min(MAX_BATCH, int((n * n * BATCH_SECONDS / took) ** 0.5)))
+            self._progress(request, pos, total, reused, started)
+        self.batch_tokens = n
+        return pos
+
+    def _prefix(self, messages: list[Message]) -> list[int]:
+        """The prompt's tokens up to the end of the last message's content."""
+        text = self._prompt_text(messages)
+        end = text.rfind(messages[-1].content)
+        return self._tokenize_prompt(text[: end + len(messages[-1].content)] if end >= 0
+                                     else text)
+
+    def _warm(self, request: GenerationRequest, tokens: list[int], interrupted) -> None:
+        started = time.perf_counter()
+        done = self._read(tokens, len(tokens), request, interrupted)
+        self.rate_meter.add(done - request.stats.prompt_reused, time.perf_counter() - started)
+
+    # -- the token source -------------------------------------------------------
+
+    def _prepare(self, request: GenerationRequest) -> tuple[int, list[int]]:
         tokens = self.prompt_tokens(request.messages)
-        ensure_fits(len(tokens), request.max_new_tokens, self.context_window)
-        request.stats.prompt_tokens = len(tokens)
-        with self.queue.turn(request) as turn:
-            if turn.cancelled:
-                return
-            yield from self._generate(tokens, request)
+        return len(tokens), tokens
 
-    def _generate(self, tokens: list[int], request: GenerationRequest) -> Iterator[str]:
+    def _pieces(self, request: GenerationRequest, tokens: list[int]) -> Iterator[str]:
         import llama_cpp
 
         llama, stats = self.llama, request.stats
         vocab = llama._model.vocab
+        # All but the last token: Llama.generate evaluates that one and samples.
+        read = self._read(tokens, len(tokens) - 1, request, request.cancel.is_set)
+        if read < len(tokens) - 1:
+            stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
+            return  # cancelled while reading
         if request.seed is not None:
             llama.set_seed(request.seed)
         sample = not greedy(request)
         # errors="ignore": incomplete multi-byte tails wait for the next token, and
         # bytes that can never form a character are dropped instead of becoming U+FFFD.
         decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
-        start = time.perf_counter()
         steps = llama.generate(
             tokens,
             temp=request.temperature if sample else 0.0,
@@ -194,34 +287,25 @@ class LlamaCppBackend:
             repeat_penalty=request.repetition_penalty,
         )
         try:
-            if request.cancel.is_set():
-                stats.stopped = True
-                return
             for token in steps:
+                if stats.prefill_ms is None:
+                    seconds = time.perf_counter() - stats.prefill_started_at
+                    stats.prefill_ms = seconds * 1000
+                    self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds)
+                    self._progress(request, len(tokens), len(tokens), stats.prompt_reused,
+                                   stats.prefill_started_at)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
                     stats.finish_reason = "stop"
                     break
                 stats.completion_tokens += 1
-                piece = decoder.decode(llama.detokenize([token]))
-                if piece:
-                    if stats.first_token_at is None:
-                        stats.first_token_at = time.perf_counter()
-                    yield piece
-                if request.cancel.is_set():
-                    stats.stopped, stats.finish_reason = True, "cancelled"
-                    break
+                yield decoder.decode(llama.detokenize([token]))
                 if stats.completion_tokens >= request.max_new_tokens:
                     stats.finish_reason = "length"
                     break
-        except GeneratorExit:
-            stats.stopped, stats.finish_reason = True, "cancelled"
-            raise
+                if request.cancel.is_set():
+                    break
         finally:
             steps.close()
-            stats.finished_at = time.perf_counter()
-            logger.info("llamacpp %s: %d prompt + %d new tokens in %.2fs%s", self.model,
-                        stats.prompt_tokens, stats.completion_tokens,
-                        stats.finished_at - start, " (stopped)" if stats.stopped else "")
 
 
 def serve() -> None:

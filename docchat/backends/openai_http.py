@@ -8,12 +8,14 @@ percent for other models and languages.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from typing import Iterator
 
-from docchat.backends import GenerationRequest, Message, ensure_fits, greedy
+from docchat.backends import GenerationRequest, Message, PrefillProgress, greedy
+from docchat.backends.base import StreamingBackend
 from docchat.errors import BackendError, BackendUnavailable, ContextTooLong
 
 logger = logging.getLogger(__name__)
@@ -23,8 +25,15 @@ START_HINT = ("Start it with: python -m docchat.backends.llamacpp --model MODEL.
               "--port 8000, or: vllm serve MODEL --port 8000")
 
 
-class OpenAIBackend:
-    """Streams /v1/chat/completions; up to max_concurrency requests in flight."""
+class OpenAIBackend(StreamingBackend):
+    """Streams /v1/chat/completions; up to max_concurrency requests in flight.
+
+    The server's prefill cannot be observed: progress is reported with known=False,
+    and prefill_rate() is None. Cancel closes the HTTP stream, which vLLM, SGLang and
+    llama.cpp's servers take as an abort. prefetch() does nothing: enable the server's
+    own prefix caching instead (vLLM --enable-prefix-caching, SGLang's radix cache,
+    llama-cpp-python's prompt cache).
+    """
 
     name = "openai"
 
@@ -34,6 +43,7 @@ class OpenAIBackend:
         import httpx
         import openai
 
+        super().__init__()
         self.base_url = base_url.rstrip("/")
         self.device = self.base_url
         self.timeout = float(timeout)
@@ -112,12 +122,19 @@ class OpenAIBackend:
         return sum(self.count_tokens(m.content) + 4 for m in messages) + 3
 
     def prefill_rate(self) -> float | None:
-        return None
-
-    def prefetch(self, messages: list[Message]) -> None:
-        """Not supported yet: a no-op."""
+        return None  # the server's prefill is not observable
 
     # Generation -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _turn(self, request: GenerationRequest) -> Iterator["_Slot"]:
+        """Wait for a free slot, reporting the place in line; .cancelled if given up."""
+        slot = _Slot(not self._enter(request))
+        try:
+            yield slot
+        finally:
+            if not slot.cancelled:
+                self._slots.release()
 
     def _enter(self, request: GenerationRequest) -> bool:
         """Wait for a free slot, reporting the place in line; False if cancelled."""
@@ -127,7 +144,6 @@ class OpenAIBackend:
         try:
             while not self._slots.acquire(timeout=0.05):
                 if request.cancel.is_set():
-                    request.stats.stopped = True
                     return False
                 with self._lock:
                     ahead = self._waiting.index(request) + 1
@@ -142,24 +158,23 @@ class OpenAIBackend:
             with self._lock:
                 self._waiting.remove(request)
 
-    def stream(self, request: GenerationRequest) -> Iterator[str]:
-        """Yield the answer piece by piece; closing the HTTP stream stops the server."""
+    def _prepare(self, request: GenerationRequest) -> tuple[int, list[Message]]:
         messages = list(request.messages)
-        prompt_tokens = self.count_prompt_tokens(messages)
-        ensure_fits(prompt_tokens, request.max_new_tokens, self.context_window)
-        stats = request.stats
-        stats.prompt_tokens = prompt_tokens
-        if not self._enter(request):
-            return
-        try:
-            yield from self._generate(messages, request)
-        finally:
-            self._slots.release()
+        return self.count_prompt_tokens(messages), messages
 
-    def _generate(self, messages: list[Message], request: GenerationRequest) -> Iterator[str]:
+    def _pieces(self, request: GenerationRequest, messages: list[Message]) -> Iterator[str]:
+        """The server's pieces; closing this generator closes the HTTP stream."""
         import openai
 
-        stats, start = request.stats, time.perf_counter()
+        stats = request.stats
+        total = stats.prompt_tokens
+
+        def report(done: int) -> None:
+            if request.on_progress:
+                request.on_progress(PrefillProgress(done=done, total=total, known=False))
+
+        stats.prefill_started_at = time.perf_counter()
+        report(0)
         sample = not greedy(request)
         penalty = request.repetition_penalty
         response = self._call(lambda: self.client.chat.completions.create(
@@ -185,11 +200,10 @@ class OpenAIBackend:
                 if chunk.usage is None:
                     stats.completion_tokens += 1  # servers send one token per chunk
                 if stats.first_token_at is None:
-                    stats.first_token_at = time.perf_counter()
+                    report(total)  # the server has read the prompt
                 yield piece
                 if request.cancel.is_set():
-                    stats.stopped, stats.finish_reason = True, "cancelled"
-                    break
+                    return
             if stats.finish_reason is None:
                 # llama-cpp-python's server, for one, ends a stream silently when the
                 # prompt overflows its context after it has already answered 200.
@@ -197,9 +211,6 @@ class OpenAIBackend:
                     f"The server at {self.base_url} ended the answer early without saying why; "
                     f"check its log. If the prompt may not fit its context window, select "
                     f"fewer or shorter documents, or lower max_new_tokens.")
-        except GeneratorExit:
-            stats.stopped, stats.finish_reason = True, "cancelled"
-            raise
         except openai.APIStatusError as e:
             raise _status_error(self.base_url, e.status_code, _detail(e)) from e
         except (openai.APIError, _transport_errors()) as e:
@@ -207,9 +218,11 @@ class OpenAIBackend:
                                f"try again.") from e
         finally:
             response.close()  # the server sees the disconnect and stops generating
-            stats.finished_at = time.perf_counter()
-            logger.info("openai %s: %d prompt + %d new tokens in %.2fs", self.model,
-                        stats.prompt_tokens, stats.completion_tokens, stats.finished_at - start)
+
+
+class _Slot:
+    def __init__(self, cancelled: bool) -> None:
+        self.cancelled = cancelled
 
 
 def _transport_errors() -> type[Exception]:

@@ -1,0 +1,230 @@
+"""One stream lifecycle for every backend, around each backend's own token source.
+
+``StreamingBackend.stream`` owns the queue turn, the stats (prompt and completion
+tokens, first-token time, finish reason), cancel, ``GeneratorExit`` and the log line;
+a backend supplies ``_prepare`` (tokenize, check the window) and ``_pieces`` (read the
+prompt, then yield text pieces), so a fix to Stop or to metrics is made once. It also
+holds what in-process backends share: the prefill-rate meter, progress reports and
+the background ``prefetch`` that warms the KV cache through the queue.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from typing import Any, Callable, Iterator, Sequence
+
+from docchat.backends import (
+    GenerationQueue,
+    GenerationRequest,
+    Message,
+    PrefillProgress,
+    ensure_fits,
+)
+from docchat.errors import DocchatError
+
+logger = logging.getLogger(__name__)
+
+# Prefill batches are sized to take about this long, so a Stop lands within it.
+BATCH_SECONDS = 0.25
+MIN_BATCH, MAX_BATCH = 8, 512
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class RateMeter:
+    """Prefill tokens/s: a probe, then a running average of real prefills.
+
+    Each sample is (tokens evaluated, seconds), reused tokens excluded; older samples
+    weigh half as much at each new one, so the rate follows the machine's load and
+    the prompt lengths actually used. Prefills under ``min_tokens`` are too short to
+    time and are ignored.
+    """
+
+    def __init__(self, decay: float = 0.5, min_tokens: int = 16) -> None:
+        self.decay, self.min_tokens = decay, min_tokens
+        self._tokens = self._seconds = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, tokens: int, seconds: float) -> None:
+        if tokens < self.min_tokens or seconds <= 0:
+            return
+        with self._lock:
+            self._tokens = self._tokens * self.decay + tokens
+            self._seconds = self._seconds * self.decay + seconds
+
+    @property
+    def rate(self) -> float | None:
+        with self._lock:
+            return self._tokens / self._seconds if self._seconds else None
+
+
+def batch_size(rate: float | None, seconds: float = BATCH_SECONDS) -> int:
+    """Prompt tokens to evaluate in one uninterruptible step at this rate."""
+    if not rate:
+        return 32
+    return max(MIN_BATCH, min(MAX_BATCH, int(rate * seconds)))
+
+
+class _Skip:
+    cancelled = False
+
+
+class StreamingBackend:
+    """Base of the backends: ``stream`` is written once here.
+
+    Subclasses set ``name``, ``model``, ``context_window``, ``device`` and implement
+    ``_prepare(request) -> (prompt_tokens, prepared)`` and ``_pieces(request, prepared)``.
+    ``_pieces`` reads the prompt (reporting progress with ``_progress`` and checking
+    ``request.cancel`` between batches), then yields text pieces; it sets
+    ``stats.completion_tokens`` and, when the model ends or hits max_new_tokens,
+    ``stats.finish_reason`` ("stop" or "length"). Everything else is done here.
+    In-process backends that can warm their cache also implement ``_prefix(messages)``
+    and ``_warm(request, prepared, interrupted)`` and set ``supports_prefetch``.
+    """
+
+    name = "?"
+    model = "?"
+    supports_prefetch = False
+
+    def __init__(self) -> None:
+        self.queue = GenerationQueue()
+        self.rate_meter = RateMeter()
+        self._prefetch_request: GenerationRequest | None = None
+        self._prefetch_thread: threading.Thread | None = None
+
+    # -- hooks ------------------------------------------------------------------
+
+    def _prepare(self, request: GenerationRequest) -> tuple[int, Any]:
+        raise NotImplementedError
+
+    def _pieces(self, request: GenerationRequest, prepared: Any) -> Iterator[str]:
+        raise NotImplementedError
+
+    def _turn(self, request: GenerationRequest):
+        """The right to run: the shared in-process queue (servers override)."""
+        return self.queue.turn(request)
+
+    # -- the lifecycle ----------------------------------------------------------
+
+    def stream(self, request: GenerationRequest) -> Iterator[str]:
+        """Yield the answer piece by piece; stop early once request.cancel is set."""
+        stats = request.stats
+        prompt_tokens, prepared = self._prepare(request)
+        ensure_fits(prompt_tokens, request.max_new_tokens, self.context_window)
+        stats.prompt_tokens = prompt_tokens
+        with self._turn(request) as turn:
+            if turn.cancelled or request.cancel.is_set():
+                stats.stopped, stats.finish_reason = True, "cancelled"
+                stats.finished_at = time.perf_counter()
+                return
+            start = time.perf_counter()
+            source = self._pieces(request, prepared)
+            try:
+                for piece in source:
+                    if not piece:
+                        continue
+                    if stats.first_token_at is None:
+                        stats.first_token_at = time.perf_counter()
+                    yield piece
+                    if request.cancel.is_set():
+                        break
+                if request.cancel.is_set() and stats.finish_reason not in ("stop", "length"):
+                    stats.stopped, stats.finish_reason = True, "cancelled"
+            except GeneratorExit:
+                stats.stopped, stats.finish_reason = True, "cancelled"
+                raise
+            except BaseException:
+                stats.finish_reason = "error"
+                raise
+            finally:
+                source.close()  # its own finally runs now, in this thread
+                stats.finished_at = time.perf_counter()
+                self._log(stats, stats.finished_at - start)
+
+    def _log(self, stats, seconds: float) -> None:
+        prefill = f", prefill {stats.prefill_ms:.0f} ms" if stats.prefill_ms is not None else ""
+        logger.info("%s %s: %d prompt (%d reused) + %d new tokens in %.2fs%s, %s", self.name,
+                    self.model, stats.prompt_tokens, stats.prompt_reused,
+                    stats.completion_tokens, seconds, prefill, stats.finish_reason)
+
+    # -- prefill helpers --------------------------------------------------------
+
+    def prefill_rate(self) -> float | None:
+        """Measured prompt-reading speed in tokens/s; None when unknown."""
+        return self.rate_meter.rate
+
+    def _progress(self, request: GenerationRequest, done: int, total: int, reused: int,
+                  started: float) -> None:
+        """Report prefill progress: the rate measured so far in this prefill, else the meter's."""
+        if request.on_progress is None:
+            return
+        elapsed = time.perf_counter() - started
+        evaluated = done - reused
+        rate = evaluated / elapsed if evaluated >= 8 and elapsed > 0 else self.prefill_rate()
+        eta = (total - done) / rate if rate else None
+        request.on_progress(PrefillProgress(done=done, total=total, reused=reused,
+                                            rate=rate, eta_s=eta, known=True))
+
+    # -- warm start -------------------------------------------------------------
+
+    def _prefix(self, messages: list[Message]) -> Any:
+        raise NotImplementedError
+
+    def _warm(self, request: GenerationRequest, prepared: Any,
+              interrupted: Callable[[], bool]) -> None:
+        raise NotImplementedError
+
+    def prefetch(self, messages: list[Message]) -> None:
+        """Warm the KV cache with these messages' prompt in the background; never blocks.
+
+        The work takes a turn in the generation queue like any request, so it never
+        runs beside a generation, and it gives way between batches as soon as a real
+        request waits (which then reuses what was evaluated) or a newer prefetch comes.
+        """
+        if not self.supports_prefetch or not messages:
+            return
+        previous = self._prefetch_request
+        if previous is not None:
+            previous.cancel.set()
+        request = GenerationRequest(messages=list(messages), max_new_tokens=0)
+        self._prefetch_request = request
+
+        def interrupted() -> bool:
+            return request.cancel.is_set() or self.queue.depth > 1
+
+        def work() -> None:
+            with self.queue.turn(request) as turn:
+                if turn.cancelled or interrupted():
+                    return
+                try:
+                    self._warm(request, self._prefix(list(messages)), interrupted)
+                except DocchatError as e:  # a background nicety: log, never raise
+                    logger.warning("prefetch failed: %s", e)
+
+        self._prefetch_thread = threading.Thread(target=work, name="docchat-prefetch",
+                                                 daemon=True)
+        self._prefetch_thread.start()
+
+    def wait_prefetch(self, timeout: float = 30.0) -> bool:
+        """Wait for the last prefetch to end (for tests and benchmarks); True if it did."""
+        thread = self._prefetch_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+
+@contextlib.contextmanager
+def no_turn() -> Iterator[_Skip]:
+    """A turn that is always granted (backends without a shared model)."""
+    yield _Skip()
