@@ -30,6 +30,8 @@ class Settings:
     max_new_tokens: int = 512
     preset: str = "quick"
     language: str = "en"
+    # Summaries page: folders under this root may be summarised from the browser (None: off).
+    summaries_root: Path | None = None
 
     @property
     def db(self) -> Path:
@@ -78,7 +80,7 @@ class Settings:
 
 _INTS = {"n_ctx", "n_threads", "max_concurrency", "history_turns", "max_new_tokens"}
 _FLOATS = {"request_timeout", "max_file_mb"}
-_PATHS = {"data_dir", "db_path"}
+_PATHS = {"data_dir", "db_path", "summaries_root"}
 
 
 def _convert(name: str, raw: str):

@@ -1,0 +1,201 @@
+"""Summaries page: summarise documents (library, uploads, a server folder) in the background,
+watch and cancel runs, read summaries with their page references, download them."""
+from __future__ import annotations
+
+import logging
+from functools import partial
+from pathlib import Path
+
+import streamlit as st
+
+from docchat import summary_ui as ui
+from docchat import uploads
+from docchat.backends import get_backend
+from docchat.batch import StoredDocument, zip_summaries
+from docchat.config import Settings
+from docchat.errors import DocchatError
+from docchat.i18n import LANGUAGES
+from docchat.render import escape_text
+from docchat.store import SessionStore
+from docchat.summary_jobs import (FolderRefused, RunOptions, collections, folder_documents,
+                                  read_collection, run_folder, subfolders)
+
+logger = logging.getLogger("docchat.summaries_page")
+st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")
+settings = Settings.from_env()
+q = ui.q
+
+
+# The same definition as app.py's: Streamlit keys cached resources by module, name and
+# source, so both pages share one backend (one model in memory, one queue for everyone).
+@st.cache_resource(show_spinner=False)
+def load_backend(name: str, options: tuple):
+    """The backend, loaded once per process and shared by every session."""
+    return get_backend(name, **dict(options))
+
+
+def chosen(store: SessionStore, source: str) -> tuple[list, list, str, bool] | None:
+    """The documents picked for a new run: (items, refused, title, store_names), or None."""
+    if source == "library":
+        docs = {d["id"]: d for d in store.list_documents()}
+        if not docs:
+            st.info(q("s_no_library"))
+            return None
+        picked = st.multiselect(q("s_pick"), list(docs), key="s_pick",
+                                format_func=lambda i: f"{docs[i]['name']} ({docs[i]['pages']} p.)")
+        items = [(StoredDocument(i, docs[i]["name"]), docs[i]["name"]) for i in picked]
+        return items, [], q("s_run_title_library", n=len(items)), True
+    if source == "upload":
+        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="s_uploader")
+        saved = st.session_state.setdefault("s_saved", {})
+        items, refused = [], []
+        for f in files or []:
+            if f.file_id not in saved:
+                try:  # saved now; read (and refused if broken) by the run, with the others
+                    saved[f.file_id] = uploads.save_upload(f.name, f.getvalue(),
+                                                           settings.uploads_dir,
+                                                           settings.max_file_mb)
+                except DocchatError as e:
+                    saved[f.file_id] = e
+            if isinstance(saved[f.file_id], Exception):
+                refused.append((f.name, str(saved[f.file_id])))
+            else:
+                items.append((saved[f.file_id], f.name))
+        return items, refused, q("s_run_title_library", n=len(items) + len(refused)), True
+    root = settings.summaries_root
+    st.text_input(q("s_folder_label", root=root), key="s_folder",
+                  placeholder=q("s_folder_hint"))
+    below = subfolders(root)
+    if below:
+        st.caption(" · ".join(escape_text(f) for f in below[:30]))
+    relative = st.session_state.get("s_folder", "")
+    try:
+        files = folder_documents(root, relative)
+    except FolderRefused as e:
+        if relative or e.reason != "empty":
+            st.error(q(f"s_folder_{e.reason}", path=escape_text(e.path), root=e.root))
+        return None
+    folder = Path(root).resolve() / relative
+    items = [(p, str(p.resolve().relative_to(folder.resolve()))) for p in files]
+    st.caption(f"{len(items)}: " + ", ".join(escape_text(n) for _, n in items[:20]))
+    return items, [], relative.strip() or ".", False
+
+
+def new_run(store: SessionStore, backend) -> None:
+    """Pick documents and options, then start a run in the background."""
+    st.subheader(q("s_new"))
+    sources = ["library", "upload"] + (["folder"] if settings.summaries_root else [])
+    source = st.radio(q("s_source"), sources, key="s_source", horizontal=True,
+                      format_func=lambda s: q(f"s_{s}"))
+    picked = chosen(store, source)
+    c1, c2 = st.columns(2)
+    lang = c1.selectbox(q("s_lang"), ["auto", "en", "zh"], key="s_lang",
+                        format_func=lambda v: q(f"s_lang_{v}"))
+    max_tokens = c2.number_input(q("s_max_tokens"), min_value=16, max_value=4096, step=16,
+                                 value=settings.max_new_tokens, key="s_max_tokens")
+    if not st.button(q("s_start"), type="primary", key="s_start_btn",
+                     icon=":material/summarize:"):
+        return
+    if picked is None or not (picked[0] or picked[1]):
+        st.warning(q("s_nothing"))
+        return
+    items, refused, title, store_names = picked
+    kind = "folder" if source == "folder" else "batch"
+    out = run_folder(settings.summaries_dir, kind, title)
+    options = RunOptions(lang=lang, max_new_tokens=int(max_tokens), max_mb=settings.max_file_mb,
+                         concurrency=settings.max_concurrency)
+    try:
+        job = ui.registry(str(settings.db)).start(
+            items, backend, partial(SessionStore.open, settings.db), out, options, title=title,
+            kind=kind, failed=refused, tokenizer=backend, store_names=store_names)
+    except DocchatError as e:
+        st.error(str(e))
+        return
+    st.session_state["s_read_folder"] = job.out_dir  # read what this run writes
+
+
+def runs(db: str) -> None:
+    """Every run of this server, newest first: progress, errors, Cancel."""
+    jobs = ui.registry(db)
+    views = [j.snapshot() for j in jobs.list()]
+    seen = st.session_state.setdefault("s_seen_running", set())
+    if any(v.id in seen and not v.running for v in views):
+        seen.clear()
+        st.rerun()  # a run ended: the reading part below has new summaries
+    seen.update(v.id for v in views if v.running)
+    if not views:
+        st.caption(q("s_no_runs"))
+    for v in views[:6]:
+        with st.container(border=True):
+            st.markdown(f"**{escape_text(v.title)}**")
+            ui.show_progress(v, jobs, key="page")
+
+
+def read(store: SessionStore) -> None:
+    """A folder of summaries: its overview on top, one summary with its pages, downloads."""
+    st.subheader(q("s_read"))
+    base = Path(settings.summaries_dir)
+    folders = [str(p) for p in collections(base)]
+    for job in ui.registry(str(settings.db)).running():
+        if job.out_dir not in folders:
+            folders.insert(0, job.out_dir)
+    if not folders:
+        st.info(q("s_none"))
+        return
+    if st.session_state.get("s_read_folder") not in folders:
+        st.session_state["s_read_folder"] = folders[0]
+
+    def label(folder: str) -> str:
+        p = Path(folder)
+        return str(p.relative_to(base)) if p != base and p.is_relative_to(base) else p.name
+
+    folder = st.selectbox(q("s_collection"), folders, key="s_read_folder", format_func=label)
+    collection = read_collection(folder, store.list_documents())
+    if collection.entries:
+        st.download_button(q("s_download_all"), zip_summaries(folder), key="s_zip",
+                           file_name=f"summaries-{Path(folder).name}.zip",
+                           mime="application/zip", icon=":material/folder_zip:")
+    if collection.index:
+        with st.expander(q("s_overview"), expanded=True):
+            st.markdown(ui.index_markdown(collection.index))
+    if not collection.entries:
+        return
+    entries = collection.entries
+    pick = st.selectbox(q("s_read"), range(len(entries)), key=f"s_entry_{folder}",
+                        format_func=lambda i: entries[i].name)
+    entry = entries[pick]
+    markdown = entry.file.read_text(encoding="utf-8")
+    st.download_button(q("s_download"), markdown, file_name=entry.file.name,
+                       mime="text/markdown", key="s_download_one", icon=":material/download:")
+    doc = ui.stored_document(str(settings.db), entry.doc_id) if entry.doc_id else None
+    with st.container(border=True):
+        ui.show_summary(markdown, doc, key=entry.file.name)
+
+
+def main() -> None:
+    store = SessionStore.open(settings.db)
+    with st.sidebar:
+        st.selectbox(q("language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
+                     index=list(LANGUAGES).index(settings.language)
+                     if settings.language in LANGUAGES else 0)
+    st.title(q("s_title"))
+    st.caption(q("s_intro"))
+    with st.spinner(q("loading_model")):
+        backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
+    new_run(store, backend)
+    st.subheader(q("s_runs"))
+    db = str(settings.db)
+    if ui.registry(db).running():
+        st.fragment(runs, run_every=1.0)(db)
+    else:
+        runs(db)
+    read(store)
+
+
+try:
+    main()
+except DocchatError as e:
+    st.error(str(e))
+except Exception:  # the edge: never a traceback on the page (rerun/stop are BaseException)
+    logger.exception("summaries page failed")
+    st.error(q("generic_error"))
