@@ -1,47 +1,71 @@
-"""Packing benchmark: share of questions whose evidence is all inside the packed context,
-per question kind, at 8k and 32k tokens, for docchat's packer and for head, tail and
-middle-out truncation and a plain BM25 retriever over 750-character chunks (150 overlap,
-Langchain-Chatchat's default splitter; query = the question alone). Also packing time,
-including a synthetic 1,000-page document.
+"""Packing benchmark: evidence recall per question kind at several prompt budgets, for docchat's
+packer and simple baselines, on three question sets; plus packing time on a 1,158-page stored
+document.
 
-    python bench/packing.py [--json] [--budgets 8000,32000] [--reference DIR]
+    python bench/packing.py [--json] [--budgets 1000,2000,4000,8000,32000]
+                            [--sets test,tuning,old] [--methods docchat,bm25-chunks,head]
+                            [--counter llamacpp|cl100k] [--verbose] [--eval-dir DIR]
+                            [--reference DIR] [--cache DIR] [--questions FILE]
 
-Token counts: tiktoken cl100k (the counter ingestion uses). Questions: bench/questions.json;
-bench/questions_heldout.json holds 8 paraphrase questions written before the dense scores
-were measured (--questions bench/questions_heldout.json).
+Sets: `test` and `tuning` are the two halves of bench/eval/questions.json (126 questions over
+8 documents from bench/fetch_eval_docs.sh, written before any tuning; `test` is the figure of
+record and must never be tuned on); `old` is bench/questions.json + questions_heldout.json (the
+66 + 8 questions the packer was developed on; their kinds `structure` and `section-span` are
+shown as outline and section). --questions FILE adds a set from FILE (either format).
+
+A question counts as answered when every evidence string is inside the packed context
+(PackedContext.text: outline and excerpts), compared with all whitespace removed and case
+folded. Budget = prompt tokens: docchat packs with context_window = budget + 512 new tokens
+(as qa.ask does with the first-token budget); the baselines get the same budget minus the
+tokens of the system prompt, the history and the question. Tokens are counted by the
+llama.cpp backend (bundled SmolLM2 tokenizer, chat template included) or, with --counter
+cl100k or when llama.cpp is unavailable, by tiktoken cl100k with ChatML-like framing; the
+output says which.
+
+Baselines: `bm25-chunks` (BM25 k1=1.2 b=0.75 over 750-character chunks with 150 overlap, the
+recursive splitter of Langchain-Chatchat, words: lower-cased Latin words and jieba search-mode
+for Chinese, query = the question alone, chunks filled best-first) and `head` (the documents'
+text truncated to the budget); `tail`, `middle-out` and `docchat-bm25` (the packer without dense
+scores) on request. Baselines use no docchat retrieval code, so tuning docchat cannot move them.
+
+Ingested documents are cached in a SQLite store under --cache (default ~/.cache/docchat-eval),
+keyed by a hash of ingest/*.py, so a run after the first does not re-read the PDFs.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
 import json
+import math
+import os
 import re
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sqlite_utils import Database  # noqa: E402
-
 from docchat import prompts  # noqa: E402
 from docchat.backends import Message  # noqa: E402
-from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER  # noqa: E402
 from docchat.packing import pack  # noqa: E402
-from docchat.retrieval import _Postings, index_terms  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 from ingest import load_document  # noqa: E402
-from ingest.document import Block, Document, Page, Section  # noqa: E402
-from ingest.tokens import _encoding, count_tokens  # noqa: E402
+from ingest.tokens import count_tokens as cl100k_tokens  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus"
-KINDS = ["verbatim", "paraphrase", "follow-up", "structure", "section-span", "cross-language"]
-METHODS = ["docchat", "docchat-bm25", "docchat-bm25-prf", "docchat-memory",
-           "docchat-no-expansion", "bm25-chunks", "head", "tail", "middle-out"]
+KINDS = ["verbatim", "paraphrase", "outline", "section", "cross-language", "follow-up"]
+OLD_KINDS = {"structure": "outline", "section-span": "section"}
+BASELINES = ["bm25-chunks", "head", "tail", "middle-out"]
+ALL_METHODS = ["docchat", "docchat-bm25", *BASELINES]
 MAX_NEW = 512
+GOAL_8K, GOAL_LEAD, GOAL_2K_VERBATIM = 0.75, 0.25, 0.93
+
+
+# --- token counters ------------------------------------------------------------------------
 
 
 class Cl100k:
@@ -52,14 +76,60 @@ class Cl100k:
         self.context_window = context_window
 
     def count_tokens(self, text: str) -> int:
-        return count_tokens(text)
+        return cl100k_tokens(text)
 
     def count_prompt_tokens(self, messages) -> int:
-        return sum(count_tokens(m.content) + 4 for m in messages) + 3
+        return sum(cl100k_tokens(m.content) + 4 for m in messages) + 3
+
+
+def make_counter(kind: str):
+    """(counter, description): the llama.cpp backend itself when it loads, else cl100k."""
+    if kind == "llamacpp":
+        try:
+            from docchat.backends.llamacpp import LlamaCppBackend
+            opts = {"n_ctx": 2048}
+            params = inspect.signature(LlamaCppBackend).parameters
+            if "probe_tokens" in params:
+                opts["probe_tokens"] = 0  # only its tokenizer and chat template are used
+            backend = LlamaCppBackend(**opts)
+            return backend, f"llama.cpp backend ({backend.model}: its tokenizer and chat template)"
+        except Exception as e:  # noqa: BLE001 - any failure means: fall back and say so
+            print(f"llama.cpp unavailable ({e}); counting with tiktoken cl100k", file=sys.stderr)
+    return Cl100k(), "tiktoken cl100k (ChatML-like framing)"
+
+
+# --- questions -----------------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    set: str
+    id: str
+    kind: str
+    docs: list[str]
+    question: str
+    history: list[Message]
+    evidence: list[str]
+
+
+def read_set(path: Path, name: str, split: str | None = None) -> tuple[dict, list[Item]]:
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    items = []
+    for q in spec["questions"]:
+        if split and q.get("split") != split:
+            continue
+        hist = q.get("history", [])
+        if hist and isinstance(hist[0], str):  # old format: alternating user/assistant texts
+            hist = [{"role": ("user", "assistant")[i % 2], "content": t}
+                    for i, t in enumerate(hist)]
+        items.append(Item(name, q["id"], OLD_KINDS.get(q["kind"], q["kind"]),
+                          q.get("documents") or q["docs"], q["question"],
+                          [Message(m["role"], m["content"]) for m in hist], q["evidence"]))
+    return spec["documents"], items
 
 
 def squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    return re.sub(r"\s+", "", text).casefold()
 
 
 def found(evidence: list[str], context: str) -> bool:
@@ -67,20 +137,49 @@ def found(evidence: list[str], context: str) -> bool:
     return all(squash(e) in flat for e in evidence)
 
 
-# --- baselines ---------------------------------------------------------------------------
+# --- documents -----------------------------------------------------------------------------
 
 
-def truncate(text: str, budget: int, how: str) -> str:
-    enc = _encoding()
-    ids = enc.encode_ordinary(text)
-    if len(ids) <= budget:
-        return text
-    if how == "head":
-        return enc.decode(ids[:budget])
-    if how == "tail":
-        return enc.decode(ids[-budget:])
-    half = budget // 2  # middle-out: keep both ends, drop the middle
-    return enc.decode(ids[:half]) + "\n…\n" + enc.decode(ids[-(budget - half):])
+def fetched(script: Path, arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    out = subprocess.run([str(script)], capture_output=True, text=True, check=True)
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def ingest_key() -> str:
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "ingest").glob("*.py")):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def file_sha(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+class Library:
+    """Documents ingested once into a SQLite store in the cache folder, then loaded from it."""
+
+    def __init__(self, cache: Path) -> None:
+        self.store = SessionStore.open(cache / f"bench-{ingest_key()}.db")
+        self.docs: dict[str, object] = {}
+        self.ingest_s = 0.0
+
+    def get(self, path: Path):
+        key = str(path)
+        if key not in self.docs:
+            doc_id = self.store.find_document(file_sha(path))
+            if doc_id is None:
+                t = time.perf_counter()
+                doc_id = self.store.save_document(load_document(path))
+                self.ingest_s += time.perf_counter() - t
+            self.docs[key] = self.store.load_document(doc_id)
+        return self.docs[key]
+
+
+# --- baselines (no docchat retrieval code) -----------------------------------------------
 
 
 def chunk(text: str, size: int = 750, overlap: int = 150) -> list[str]:
@@ -110,276 +209,408 @@ def chunk(text: str, size: int = 750, overlap: int = 150) -> list[str]:
     return chunks
 
 
-class ChunkIndex:
-    """BM25 (k1=1.2, b=0.75) over chunks, with the words the store indexes (jieba for
-    Chinese, Porter stemming for English)."""
+WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[^\W_]+", re.UNICODE)
 
-    def __init__(self, chunks: list[str]) -> None:
-        doc = Document("", "", "", "", [], [Section(i, (), 0, 1, 1, "prose",
-                                                    (Block("prose", c, 1),))
-                                            for i, c in enumerate(chunks)])
-        self.chunks = chunks
-        self.post = _Postings(doc)
+
+def words(text: str) -> list[str]:
+    import jieba
+    out = []
+    for m in WORD.finditer(text.lower()):
+        w = m.group()
+        if "\u3400" <= w[0] <= "\ufaff":
+            out.extend(t for t in jieba.lcut_for_search(w) if t.strip())
+        else:
+            out.append(w)
+    return out
+
+
+class ChunkIndex:
+    """BM25 (k1=1.2, b=0.75) over one document's 750-character chunks."""
+
+    def __init__(self, text: str) -> None:
+        self.chunks = chunk(text)
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        self.lengths = []
+        for i, c in enumerate(self.chunks):
+            tf: dict[str, int] = {}
+            for w in words(c):
+                tf[w] = tf.get(w, 0) + 1
+            self.lengths.append(sum(tf.values()))
+            for w, f in tf.items():
+                self.postings.setdefault(w, []).append((i, f))
+        self.tokens: dict[int, int] = {}
 
     def ranked(self, query: str) -> list[int]:
-        import math
         n = len(self.chunks)
-        avgdl = sum(self.post.lengths) / max(1, n)
+        avgdl = sum(self.lengths) / max(1, n)
         scores: dict[int, float] = {}
-        for w in set(index_terms(query)):
-            lst = self.post.postings.get(w, [])
+        for w in set(words(query)):
+            lst = self.postings.get(w, [])
             if not lst:
                 continue
             idf = max(1e-6, math.log((n - len(lst) + 0.5) / (len(lst) + 0.5)))
             for row, f in lst:
-                norm = 1.2 * (1 - 0.75 + 0.75 * self.post.lengths[row] / avgdl)
+                norm = 1.2 * (1 - 0.75 + 0.75 * self.lengths[row] / avgdl)
                 scores[row] = scores.get(row, 0.0) + idf * f * 2.2 / (f + norm)
         return sorted(scores, key=lambda r: -scores[r])
 
 
-def bm25_chunks(index: ChunkIndex, question: str, budget: int) -> str:
+def bm25_chunks(indexes: list[ChunkIndex], question: str, budget: int, counter) -> str:
+    """Best chunks of all documents, by score, while they fit."""
+    # Scores are per document, so several documents are interleaved by rank.
+    ranked = [(rank, i, r) for i, ix in enumerate(indexes)
+              for rank, r in enumerate(ix.ranked(question))]
     out, used = [], 0
-    for r in index.ranked(question):
-        c = count_tokens(index.chunks[r]) + 2
-        if used + c > budget:
+    for _, i, r in sorted(ranked):
+        ix = indexes[i]
+        if r not in ix.tokens:
+            ix.tokens[r] = counter.count_tokens(ix.chunks[r]) + 2
+        if used + ix.tokens[r] > budget:
             continue
-        out.append(index.chunks[r])
-        used += c
+        out.append(ix.chunks[r])
+        used += ix.tokens[r]
     return "\n\n".join(out)
 
 
-# --- docchat -------------------------------------------------------------------------------
+class Truncation:
+    """Head/tail truncation of a text to n tokens, from per-line cumulative counts."""
+
+    def __init__(self, text: str, counter) -> None:
+        self.text, self.counter = text, counter
+        self.lines = text.splitlines(keepends=True)
+        self.cum = [0]
+        for line in self.lines:
+            self.cum.append(self.cum[-1] + counter.count_tokens(line))
+
+    def head(self, n: int) -> str:
+        if n <= 0:
+            return ""
+        k = max(0, next((i for i, c in enumerate(self.cum) if c > n), len(self.cum)) - 1)
+        text = "".join(self.lines[:k])
+        if k < len(self.lines):  # part of the next line, by bisection on characters
+            rest, line = n - self.cum[k], self.lines[k]
+            lo, hi = 0, len(line)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.counter.count_tokens(line[:mid]) <= rest:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            text += line[:lo]
+        return text
+
+    def tail(self, n: int) -> str:
+        total = self.cum[-1]
+        if n <= 0:
+            return ""
+        if total <= n:
+            return self.text
+        k = next(i for i, c in enumerate(self.cum) if total - c <= n)
+        return "".join(self.lines[k:])
 
 
-def prf_rewrite(search, docs, k: int = 3, n_terms: int = 8):
-    """Pseudo-relevance feedback (RM3-like): the question plus the terms most
-    characteristic of its top-k BM25 sections, weighted by those sections' scores."""
-    import math
-    from collections import Counter as Tally
-
-    from docchat.retrieval import content_terms as words_of
-    by_key = {(d.id if d.id is not None else i, s.index): s
-              for i, d in enumerate(docs) for s in d.sections}
-    n = len(by_key) or 1
-    df: Tally = Tally()
-    for s in by_key.values():
-        df.update(set(words_of(" ".join(s.heading_path) + " " + s.text)))
-
-    def rewrite(question: str) -> str:
-        hits = search(" ".join(words_of(question)))[:k]
-        if not hits:
-            return question
-        top = max(h.score for h in hits) or 1.0
-        weight: Tally = Tally()
-        for h in hits:
-            s = by_key.get((h.doc_id, h.section))
-            if s is None:
-                continue
-            tf = Tally(words_of(" ".join(s.heading_path) + " " + s.text))
-            total = sum(tf.values()) or 1
-            for w, c in tf.items():
-                weight[w] += (h.score / top) * (c / total) * math.log(n / df[w])
-        extra = [w for w, _ in weight.most_common(n_terms)]
-        return question + " " + " ".join(extra)
-    return rewrite
+def truncated(tr: Truncation, budget: int, how: str) -> str:
+    if how == "head":
+        return tr.head(budget)
+    if how == "tail":
+        return tr.tail(budget)
+    half = budget // 2  # middle-out: both ends, the middle dropped
+    return tr.head(half) + "\n…\n" + tr.tail(budget - half)
 
 
-def docchat_context(docs, q, budget, search=None, expand=True, embedder=DEFAULT_EMBEDDER,
-                    rewrite=None):
-    history = []
-    hist = q.get("history", [])
-    for k in range(0, len(hist), 2):
-        history += [Message("user", hist[k]), Message("assistant", hist[k + 1])]
-    lang = prompts.question_language(q["question"])
-    counter = Cl100k()
-    fixed = counter.count_prompt_tokens(
-        [Message("system", prompts.system_prompt(lang)), *history,
-         Message("user", prompts.user_message(q["question"], "", lang))])
-    # The document context gets the same budget as the baselines' text.
-    window = budget + fixed + MAX_NEW
+# --- docchat -----------------------------------------------------------------------------
+
+
+def fixed_tokens(counter, item: Item) -> int:
+    """Prompt tokens besides the document text: system prompt, history and question."""
+    lang = prompts.question_language(item.question)
+    try:
+        system, user = prompts.system_prompt(lang), prompts.user_message(item.question, "", lang)
+    except TypeError:
+        system, user = "", item.question
+    return counter.count_prompt_tokens([Message("system", system), *item.history,
+                                        Message("user", user)])
+
+
+PACK_PARAMS = set(inspect.signature(pack).parameters)
+
+
+def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True):
+    kwargs = {"history": item.history, "search": lambda text, ids=[d.id for d in docs]:
+              store.search_sections(text, ids),
+              "max_new_tokens": MAX_NEW, "context_window": budget + MAX_NEW}
+    if "store" in PACK_PARAMS:
+        kwargs["store"] = store
+    if not dense:
+        kwargs["embedder"] = None
     t = time.perf_counter()
-    p = pack(docs, q["question"], Cl100k(window), history=history, search=search,
-             max_new_tokens=MAX_NEW, expand=expand, embedder=embedder, rewrite=rewrite)
+    p = pack(docs, item.question, counter, **kwargs)
     return p, (time.perf_counter() - t) * 1000
 
 
-def thousand_pages(doc: Document, copies: int = 5) -> Document:
-    """copies of doc as one document (debian-policy x5: about 1,000 pages)."""
-    pages, sections = [], []
-    n = len(doc.pages)
-    for c in range(copies):
-        pages += [Page(p.number + c * n, p.text, None) for p in doc.pages]
-        for s in doc.sections:
-            blocks = tuple(Block(b.kind, b.text, b.page + c * n) for b in s.blocks)
-            path = (f"Copy {c + 1}",) + s.heading_path
-            sections.append(replace(s, index=len(sections), heading_path=path,
-                                    level=s.level + 1, page_start=s.page_start + c * n,
-                                    page_end=s.page_end + c * n, blocks=blocks))
-    return Document(path=doc.path, sha256=doc.sha256 + "x5", name="policy-x5.pdf", kind="pdf",
-                    pages=pages, sections=sections, language=doc.language,
-                    tokens=doc.tokens * copies, tokenizer=doc.tokenizer)
+# --- run -----------------------------------------------------------------------------------
 
 
-def reference_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    out = subprocess.run([str(CORPUS / "fetch-debian-reference.sh")], capture_output=True,
-                         text=True, check=True)
-    return Path(out.stdout.strip().splitlines()[-1])
+@dataclass
+class Results:
+    hits: dict = field(default_factory=dict)  # (set, method, budget, kind) -> [bool]
+    misses: list = field(default_factory=list)
+    pack_ms: dict = field(default_factory=dict)  # budget -> [ms]
+
+    def add(self, set_, method, budget, kind, ok):
+        self.hits.setdefault((set_, method, budget, kind), []).append(ok)
+
+
+def share(v: list[bool]) -> float:
+    return round(sum(v) / len(v), 2) if v else float("nan")
+
+
+def git_state() -> dict:
+    def run(*a):
+        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = run("status", "--porcelain", "--", "docchat", "ingest")
+    return {"commit": run("rev-parse", "--short", "HEAD"),
+            "uncommitted_docchat_or_ingest_files": len(dirty.splitlines()) if dirty else 0}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
-    ap.add_argument("--budgets", default="8000,32000")
+    ap.add_argument("--budgets", default="1000,2000,4000,8000,32000")
+    ap.add_argument("--sets", default="test,tuning,old",
+                    help="test, tuning (halves of bench/eval/questions.json), old")
+    ap.add_argument("--methods", default="docchat,bm25-chunks,head",
+                    help="of " + ",".join(ALL_METHODS))
+    ap.add_argument("--counter", default="llamacpp", choices=["llamacpp", "cl100k"])
+    ap.add_argument("--questions", action="append", default=[],
+                    help="extra question file (set named after the file)")
+    ap.add_argument("--eval-dir", help="folder from bench/fetch_eval_docs.sh")
     ap.add_argument("--reference", help="folder with debian-reference.{en,zh-cn}.pdf")
-    ap.add_argument("--questions", default=str(ROOT / "bench" / "questions.json"))
-    ap.add_argument("--verbose", action="store_true", help="list each question's misses")
+    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
+    ap.add_argument("--cache", default=os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "docchat-eval"))
+    ap.add_argument("--no-timing", action="store_true", help="skip the 1,158-page timing")
+    ap.add_argument("--verbose", action="store_true", help="list docchat's misses")
     args = ap.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
-    spec = json.loads(Path(args.questions).read_text(encoding="utf-8"))
-    ref = reference_dir(args.reference)
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = set(methods) - set(ALL_METHODS)
+    if unknown:
+        raise SystemExit(f"unknown methods {sorted(unknown)}")
+    sets = [s for s in args.sets.split(",") if s]
+    corpus, cache = Path(args.corpus), Path(args.cache)
 
-    store = SessionStore(Database(memory=True))
-    docs: dict[str, Document] = {}
-    for key, rel in spec["documents"].items():
-        path = ref / rel if rel.startswith("debian-reference") else CORPUS / rel
-        doc = load_document(path)
-        store.save_document(doc)
-        docs[key] = doc
-        full = squash(doc.text)
-        for q in spec["questions"]:
-            if q["docs"] == [key]:
-                missing = [e for e in q["evidence"] if squash(e) not in full]
-                if missing:
-                    raise SystemExit(f"{q['id']}: evidence not in {rel}: {missing}")
-    chunk_index = {k: ChunkIndex(chunk(d.text)) for k, d in docs.items()}
+    counter, counter_name = make_counter(args.counter)
+    lib = Library(cache)
+    eval_dir = None
+    items: list[Item] = []
+    paths: dict[tuple[str, str], Path] = {}  # (set, doc key) -> file
 
-    results: dict[int, dict[str, dict[str, list[bool]]]] = {}
-    times: dict[int, list[float]] = {}
-    misses: list[str] = []
-    for budget in budgets:
-        res = {m: {k: [] for k in KINDS} for m in METHODS}
-        times[budget] = []
-        for q in spec["questions"]:
-            session = [docs[k] for k in q["docs"]]
-            ids = [d.id for d in session]
-            p, ms = docchat_context(session, q, budget,
-                                    search=lambda text, ids=ids: store.search_sections(text, ids))
-            times[budget].append(ms)
-            pb, _ = docchat_context(session, q, budget, embedder=None,
-                                    search=lambda text, ids=ids: store.search_sections(text, ids))
-            pr, _ = docchat_context(
-                session, q, budget, embedder=None,
-                search=lambda text, ids=ids: store.search_sections(text, ids),
-                rewrite=prf_rewrite(lambda text, ids=ids: store.search_sections(text, ids),
-                                    session))
-            pm, _ = docchat_context(session, q, budget)
-            pn, _ = docchat_context(session, q, budget, expand=False,
-                                    search=lambda text, ids=ids: store.search_sections(text, ids))
-            text = "\n\n".join(d.text for d in session)
-            contexts = {
-                "docchat": p.text, "docchat-bm25": pb.text, "docchat-bm25-prf": pr.text,
-                "docchat-memory": pm.text, "docchat-no-expansion": pn.text,
-                "bm25-chunks": "\n\n".join(bm25_chunks(chunk_index[k], q["question"], budget)
-                                           for k in q["docs"]),
-                "head": truncate(text, budget, "head"), "tail": truncate(text, budget, "tail"),
-                "middle-out": truncate(text, budget, "middle-out"),
-            }
+    def need_eval() -> Path:
+        nonlocal eval_dir
+        if eval_dir is None:
+            eval_dir = fetched(ROOT / "bench" / "fetch_eval_docs.sh", args.eval_dir)
+        return eval_dir
+
+    for s in sets:
+        if s in ("test", "tuning"):
+            documents, got = read_set(ROOT / "bench" / "eval" / "questions.json", s, split=s)
+            for k, rel in documents.items():
+                paths[(s, k)] = need_eval() / rel
+        elif s == "old":
+            got, documents = [], {}
+            for f in ("questions.json", "questions_heldout.json"):
+                d, g = read_set(ROOT / "bench" / f, "old")
+                documents.update(d)
+                got += g
+            ref = None
+            for k, rel in documents.items():
+                if rel.startswith("debian-reference"):
+                    ref = ref or fetched(corpus / "fetch-debian-reference.sh", args.reference)
+                    paths[(s, k)] = ref / rel
+                else:
+                    paths[(s, k)] = corpus / rel
+        else:
+            raise SystemExit(f"unknown set {s!r}: test, tuning or old")
+        items += got
+    for f in args.questions:
+        name = Path(f).stem
+        documents, got = read_set(Path(f), name)
+        for k, rel in documents.items():
+            p = Path(rel)
+            paths[(name, k)] = p if p.is_absolute() else (
+                need_eval() / rel if (need_eval() / rel).exists() else corpus / rel)
+        sets.append(name)
+        items += got
+
+    # Every evidence string must be in its document's text (guards against a changed ingest).
+    t_load = time.perf_counter()
+    for it in items:
+        full = squash("\n".join(lib.get(paths[(it.set, k)]).text for k in it.docs))
+        missing = [e for e in it.evidence if squash(e) not in full]
+        if missing:
+            raise SystemExit(f"{it.set} {it.id}: evidence not in the document text: {missing}")
+    load_s = time.perf_counter() - t_load
+
+    chunk_ix: dict[str, ChunkIndex] = {}
+    truncs: dict[tuple, Truncation] = {}
+    res = Results()
+    for it in items:
+        docs = [lib.get(paths[(it.set, k)]) for k in it.docs]
+        keys = tuple(str(paths[(it.set, k)]) for k in it.docs)
+        fixed = fixed_tokens(counter, it)
+        for budget in budgets:
+            text_budget = max(0, budget - fixed)
+            contexts = {}
+            if "docchat" in methods:
+                p, ms = docchat_pack(docs, it, budget, counter, lib.store)
+                res.pack_ms.setdefault(budget, []).append(ms)
+                contexts["docchat"] = p.text
+            if "docchat-bm25" in methods:
+                contexts["docchat-bm25"] = docchat_pack(docs, it, budget, counter, lib.store,
+                                                        dense=False)[0].text
+            if "bm25-chunks" in methods:
+                for k, d in zip(keys, docs):
+                    if k not in chunk_ix:
+                        chunk_ix[k] = ChunkIndex(d.text)
+                contexts["bm25-chunks"] = bm25_chunks([chunk_ix[k] for k in keys], it.question,
+                                                      text_budget, counter)
+            for how in ("head", "tail", "middle-out"):
+                if how in methods:
+                    if keys not in truncs:
+                        truncs[keys] = Truncation("\n\n".join(d.text for d in docs), counter)
+                    contexts[how] = truncated(truncs[keys], text_budget, how)
             for m, ctx in contexts.items():
-                ok = found(q["evidence"], ctx)
-                res[m][q["kind"]].append(ok)
+                ok = found(it.evidence, ctx)
+                res.add(it.set, m, budget, it.kind, ok)
                 if m == "docchat" and not ok:
-                    lost = [e for e in q["evidence"] if squash(e) not in squash(ctx)]
-                    misses.append(f"{budget} {q['id']} {q['question']} -> {lost}")
-        results[budget] = res
-
-    # Packing time on a 1,000-page document (debian-policy x5), already ingested.
-    big = thousand_pages(docs["policy"])
-    big_id = store.save_document(big)
-    big = store.load_document(big_id)
-    q = {"question": "What must the build-arch target of debian/rules do?", "evidence": []}
-    for _ in range(2):  # warm the caches as a running service has them
-        docchat_context([big], q, 8000, search=lambda t: store.search_sections(t, [big_id]))
-    big_ms = {b: statistics.median(
-        docchat_context([big], q, b, search=lambda t: store.search_sections(t, [big_id]))[1]
-        for _ in range(5)) for b in budgets}
-    docchat_context([big], q, 8000)
-    big_mem_ms = statistics.median(docchat_context([big], q, 8000)[1] for _ in range(5))
-
-    # First-question cost of the dense scores: a fresh embedder on the largest English
-    # document (model load, then every section embedded; nothing cached).
-    embed_cold = {}
-    english = [d for d in docs.values() if d.language != "zh"]
-    if english and DEFAULT_EMBEDDER.enabled:
-        from docchat.embeddings import Embedder
-        largest = max(english, key=lambda d: len(d.sections))
-        fresh = Embedder()
-        t = time.perf_counter()
-        fresh.encoder()
-        load_s = time.perf_counter() - t
-        t = time.perf_counter()
-        fresh.vectors(largest)
-        embed_cold = {"document": largest.name, "pages": len(largest.pages),
-                      "sections": len(largest.sections), "load_s": round(load_s, 1),
-                      "embed_s": round(time.perf_counter() - t, 1),
-                      "load_average": round(__import__("os").getloadavg()[0], 1)}
+                    lost = [e for e in it.evidence if squash(e) not in squash(ctx)]
+                    res.misses.append(f"{it.set} {budget} {it.id} [{it.kind}] {it.question} "
+                                      f"-> missing {lost}")
 
     summary = {
-        "budgets": budgets, "questions": len(spec["questions"]),
-        "chinese_questions": sum(1 for q in spec["questions"] if prompts.question_language(
-            q["question"]) == "zh"),
-        "share": {str(b): {m: {k: round(100 * sum(v) / len(v), 1) for k, v in res[m].items() if v}
-                           for m in METHODS} for b, res in results.items()},
-        "overall": {str(b): {m: round(100 * sum(sum(v) for v in res[m].values())
-                                      / sum(len(v) for v in res[m].values()), 1)
-                             for m in METHODS} for b, res in results.items()},
-        "pack_ms": {str(b): {"median": round(statistics.median(t), 1),
-                             "max": round(max(t), 1)} for b, t in times.items()},
-        "pack_ms_1000_pages": {str(b): round(v, 1) for b, v in big_ms.items()},
-        "pack_ms_1000_pages_memory_index": round(big_mem_ms, 1),
-        "embed_cold": embed_cold,
-        "pages_1000_doc": len(big.pages), "sections_1000_doc": len(big.sections),
+        "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
+        "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
+        "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
+        "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
+                                          "max": round(max(v), 1)}
+                                for b, v in res.pack_ms.items()},
     }
+    for s in sets:
+        its = [i for i in items if i.set == s]
+        kinds = [k for k in KINDS if any(i.kind == k for i in its)]
+        rec = {}
+        for m in methods:
+            rec[m] = {}
+            for b in budgets:
+                row = {k: share(res.hits.get((s, m, b, k), [])) for k in kinds}
+                allv = [x for k in kinds for x in res.hits.get((s, m, b, k), [])]
+                row["all"] = share(allv)
+                rec[m][str(b)] = row
+        summary["sets"][s] = {"questions": len(its),
+                              "by_kind": {k: sum(1 for i in its if i.kind == k) for k in kinds},
+                              "recall": rec}
+    summary["goals"] = goals(summary)
+    if not args.no_timing and "docchat" in methods:
+        summary["pack_ms_1000_pages"] = big_timing(lib, need_eval() / "octave.pdf", counter,
+                                                   budgets)
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
-        return
-    print(table(summary))
+    else:
+        print(table(summary))
     if args.verbose:
-        print("\n".join(misses))
+        print("\n".join(res.misses), file=sys.stderr if args.json else sys.stdout)
+
+
+def goals(s: dict) -> dict:
+    """Issue 11's goals on the test half (when it ran with docchat and a baseline)."""
+    t = s["sets"].get("test")
+    out = {}
+    if not t or "docchat" not in t["recall"]:
+        return out
+    base = [m for m in BASELINES if m in t["recall"]]
+    if "8000" in t["recall"]["docchat"] and base:
+        per = {}
+        for k in t["by_kind"]:
+            dc = t["recall"]["docchat"]["8000"][k]
+            best = max(t["recall"][m]["8000"][k] for m in base)
+            per[k] = {"docchat": dc, "best_baseline": best, "lead": round(dc - best, 2),
+                      "met": dc >= GOAL_8K and dc - best >= GOAL_LEAD - 1e-9}
+        out["8k_every_kind"] = per
+    if "2000" in t["recall"]["docchat"] and "verbatim" in t["by_kind"]:
+        v = t["recall"]["docchat"]["2000"]["verbatim"]
+        out["2k_verbatim"] = {"docchat": v, "met": v >= GOAL_2K_VERBATIM}
+    return out
+
+
+def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
+    """Packing time on the Octave manual (1,158 pages) loaded from the store: the first pack
+    in this process (dense scores computed, or read from the store where pack takes one),
+    then the median of 5 warm packs per budget."""
+    doc = lib.get(path)
+    item = Item("timing", "t", "verbatim", [], "How do I set a breakpoint in a function?", [], [])
+    from docchat import embeddings
+    fresh = getattr(embeddings, "Embedder", None)
+    first = None
+    if fresh is not None and "embedder" in PACK_PARAMS:
+        # A new embedder: nothing cached in memory, as after a restart.
+        kwargs = {"search": lambda t: lib.store.search_sections(t, [doc.id]),
+                  "max_new_tokens": MAX_NEW, "context_window": 8000 + MAX_NEW,
+                  "embedder": fresh()}
+        if "store" in PACK_PARAMS:
+            kwargs["store"] = lib.store
+        t = time.perf_counter()
+        pack([doc], item.question, counter, **kwargs)
+        first = round((time.perf_counter() - t) * 1000, 1)
+    for _ in range(2):
+        docchat_pack([doc], item, 8000, counter, lib.store)
+    warm = {str(b): round(statistics.median(docchat_pack([doc], item, b, counter, lib.store)[1]
+                                            for _ in range(5)), 1) for b in budgets}
+    return {"document": path.name, "pages": len(doc.pages), "sections": len(doc.sections),
+            "first_pack_ms_fresh_embedder": first, "warm_median_ms": warm}
 
 
 def table(s: dict) -> str:
-    lines = []
-    for b in s["budgets"]:
-        share = s["share"][str(b)]
-        kinds = [k for k in KINDS if k in share["docchat"]]
-        lines.append(f"\nEvidence fully inside the packed context, % of questions, budget {b} "
-                     f"tokens (cl100k)\n")
-        lines.append("| method | " + " | ".join(kinds) + " | all |")
-        lines.append("|---|" + "---:|" * (len(kinds) + 1))
-        for m in METHODS:
-            row = " | ".join(f"{share[m][k]:.0f}" for k in kinds)
-            lines.append(f"| {m} | {row} | {s['overall'][str(b)][m]:.0f} |")
-        dc, bm = share["docchat"], share["bm25-chunks"]
-        lead = " ".join(f"{k} {dc[k] - bm[k]:+.0f}" for k in kinds)
-        lines.append(f"\ndocchat - bm25-chunks (points): {lead}")
-    lines.append(f"\n{s['questions']} questions ({s['chinese_questions']} Chinese), "
-                 f"6 kinds; docchat searches the SQLite FTS5 store, docchat-memory the "
-                 f"in-memory BM25 fallback; docchat-no-expansion drops the term map "
-                 f"(translations and synonyms).")
-    pm = s["pack_ms"]
-    lines.append("Packing time per question, ms (median / max): " + ", ".join(
-        f"{b}: {pm[str(b)]['median']} / {pm[str(b)]['max']}" for b in s["budgets"]))
-    lines.append(f"Packing time, {s['pages_1000_doc']}-page document "
-                 f"({s['sections_1000_doc']} sections), median ms: " + ", ".join(
-                     f"{b}: {v}" for b, v in s["pack_ms_1000_pages"].items())
-                 + f"; in-memory index (warm) at 8000: {s['pack_ms_1000_pages_memory_index']}")
-    e = s.get("embed_cold")
-    if e:
-        lines.append(f"Dense scores, first question on {e['document']} ({e['pages']} pages, "
-                     f"{e['sections']} sections): model load {e['load_s']} s + embedding "
-                     f"{e['embed_s']} s (load average {e['load_average']} on this machine)")
+    lines = [f"Evidence recall (share of questions with all evidence in the packed context); "
+             f"budget = prompt tokens counted by {s['counter']}, {s['max_new_tokens']} new tokens "
+             f"on top. git {s['git']['commit']}, {s['git']['uncommitted_docchat_or_ingest_files']}"
+             f" uncommitted files in docchat/ and ingest/; load average {s['load_average']}."]
+    for name, st in s["sets"].items():
+        kinds = list(st["by_kind"])
+        title = {"test": "TEST half (figure of record)", "tuning": "tuning half",
+                 "old": "old set (bench/questions*.json)"}.get(name, name)
+        lines.append(f"\n{title}: {st['questions']} questions ("
+                     + ", ".join(f"{k} {n}" for k, n in st["by_kind"].items()) + ")\n")
+        lines.append("| method | budget | " + " | ".join(kinds) + " | all |")
+        lines.append("|---|---:|" + "---:|" * (len(kinds) + 1))
+        for m, per in st["recall"].items():
+            for b, row in per.items():
+                lines.append(f"| {m} | {b} | " + " | ".join(f"{row[k]:.2f}" for k in kinds)
+                             + f" | {row['all']:.2f} |")
+    g = s.get("goals", {})
+    if "8k_every_kind" in g:
+        lines.append("\nGoal at 8000 on the test half: every kind >= 0.75 and >= 0.25 over the "
+                     "best baseline")
+        for k, v in g["8k_every_kind"].items():
+            lines.append(f"  {k:15} docchat {v['docchat']:.2f}  best baseline "
+                         f"{v['best_baseline']:.2f}  lead {v['lead']:+.2f}  "
+                         f"{'met' if v['met'] else 'MISSED'}")
+    if "2k_verbatim" in g:
+        v = g["2k_verbatim"]
+        lines.append(f"Goal at 2000 on the test half: verbatim >= 0.93: {v['docchat']:.2f} "
+                     f"{'met' if v['met'] else 'MISSED'}")
+    pm = s.get("pack_ms", {})
+    if pm:
+        lines.append("Packing time per question, ms (median / max): " + ", ".join(
+            f"{b}: {v['median']} / {v['max']}" for b, v in pm.items()))
+    big = s.get("pack_ms_1000_pages")
+    if big:
+        lines.append(f"Packing time, {big['document']} ({big['pages']} pages, {big['sections']} "
+                     f"sections) loaded from the store, warm median ms: " + ", ".join(
+                         f"{b}: {v}" for b, v in big["warm_median_ms"].items())
+                     + f" (goal < 200); first pack with a fresh embedder: "
+                     f"{big['first_pack_ms_fresh_embedder']} ms")
+    lines.append(f"Documents loaded in {s['document_load_s']} s (ingested now: {s['ingest_s']} s).")
     return "\n".join(lines)
 
 
