@@ -1,31 +1,27 @@
 """transformers backend (ChatGLM3-6B-32k by default, or any causal LM with a chat template).
 
-``generate()`` runs in a thread and feeds a TextIteratorStreamer; a StoppingCriteria
-checks ``request.cancel`` between tokens, and errors in the thread reach the caller.
+The backend drives the model itself, in the caller's thread: the prompt is read in
+chunks over the KV cache (cancel checked and progress reported between chunks, the
+prefix shared with the previous prompt skipped), then tokens are chosen one at a time
+with transformers' logits processors. There is no generate() thread and no streamer
+to hand pieces across, so Stop never waits on another thread: it lands after the
+chunk or token being computed.
 """
 from __future__ import annotations
 
-import functools
 import logging
-import queue
-import threading
 import time
 from typing import Iterator
 
-from docchat.backends import (
-    GenerationQueue,
-    GenerationRequest,
-    Message,
-    ensure_fits,
-    greedy,
-    plain_prompt,
-)
+from docchat.backends import GenerationRequest, Message, greedy, plain_prompt
+from docchat.backends.base import BATCH_SECONDS, MIN_BATCH, StreamingBackend, common_prefix
 from docchat.errors import BackendError, BackendUnavailable
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PATH = "THUDM/chatglm3-6b-32k"
 CHATGLM_TRANSFORMERS = "4.40.2"  # the last release ChatGLM3's remote code runs on
+MAX_CHUNK = 2048  # prompt tokens in one forward pass at most (GPU memory for activations)
 
 
 def _is_oom(error: BaseException) -> bool:
@@ -35,17 +31,55 @@ def _is_oom(error: BaseException) -> bool:
         isinstance(error, RuntimeError) and "out of memory" in str(error))
 
 
-class HFBackend:
-    """In-process transformers model; one generation at a time through a shared queue."""
+class Detokenizer:
+    """Token ids in, text pieces out, decoding only a short window per token.
+
+    As vLLM and TGI do: the window starts at the last clean boundary, and a piece is
+    released only once it no longer ends in U+FFFD (half a character of a byte-level
+    tokenizer), so no character is ever split across pieces; the window's own decode
+    is subtracted, so tokenizers that drop a leading space at the start of a decode
+    still give the right spacing. Bytes that never complete a character are dropped.
+    """
+
+    def __init__(self, tokenizer, skip_special_tokens: bool = True) -> None:
+        self.tokenizer = tokenizer
+        self.skip = skip_special_tokens
+        self.ids: list[int] = []
+        self._prefix = self._read = 0
+
+    def _decode(self, ids: list[int]) -> str:
+        return self.tokenizer.decode(ids, skip_special_tokens=self.skip)
+
+    def add(self, token_id: int) -> str:
+        """The new text this token completes ("" while a character is unfinished)."""
+        self.ids.append(int(token_id))
+        before = self._decode(self.ids[self._prefix:self._read])
+        text = self._decode(self.ids[self._prefix:])
+        if len(text) <= len(before) or text.endswith("\ufffd"):
+            return ""
+        self._prefix, self._read = self._read, len(self.ids)
+        return text[len(before):].replace("\ufffd", "")
+
+
+class HFBackend(StreamingBackend):
+    """In-process transformers model; one generation at a time through a shared queue.
+
+    Keeps the KV cache of the last request (prompt and answer) and reuses its longest
+    common prefix with the next prompt, so follow-ups and prefetched prefixes are
+    not read twice.
+    """
 
     name = "hf"
+    supports_prefetch = True
 
     def __init__(self, model=None, tokenizer=None, path: str | None = None,
                  revision: str | None = None, device: str | None = None, dtype=None,
-                 timeout: float = 120.0) -> None:
+                 timeout: float = 120.0, probe_tokens: int = 64,
+                 prefill_chunk: int | None = None) -> None:
         import torch
         import transformers
 
+        super().__init__()
         self.path = path or DEFAULT_PATH
         if model is None or tokenizer is None:
             model, tokenizer = self._load(self.path, revision, device, dtype)
@@ -61,9 +95,17 @@ class HFBackend:
         self.context_window = int(
             getattr(model.config, "seq_length", 0)  # ChatGLM's name for it
             or getattr(model.config, "max_position_embeddings", 0) or 2048)
-        self.timeout = float(timeout)
-        self.queue = GenerationQueue()
+        self.timeout = float(timeout)  # kept for callers; nothing waits on a thread now
         self.stop_token_ids = self._stop_token_ids()
+        self._cache = None  # past_key_values of _cache_ids
+        self._cache_ids: list[int] = []
+        # Prompt tokens per forward pass: fixed if given, else sized from the measured rate
+        # to take about BATCH_SECONDS, and adapted after each chunk.
+        self.prefill_chunk = prefill_chunk
+        self.chunk_tokens: int | None = None
+        self.last_output_ids: list[int] = []  # the last answer's token ids (tests, debugging)
+        if probe_tokens:
+            self.probe(probe_tokens)
 
     @staticmethod
     def _load(path: str, revision: str | None, device: str | None, dtype):
@@ -110,164 +152,196 @@ class HFBackend:
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return int(self.prompt_ids(messages).shape[-1])
 
-    def prefill_rate(self) -> float | None:
-        return None
+    # -- the KV cache -----------------------------------------------------------
 
-    def prefetch(self, messages: list[Message]) -> None:
-        """Not supported yet: a no-op."""
+    def reset(self) -> None:
+        """Forget the KV cache."""
+        self._cache, self._cache_ids = None, []
 
-    def stream(self, request: GenerationRequest) -> Iterator[str]:
-        """Yield the answer piece by piece from a generate() thread."""
-        ids = self.prompt_ids(request.messages)
-        ensure_fits(int(ids.shape[-1]), request.max_new_tokens, self.context_window)
-        request.stats.prompt_tokens = int(ids.shape[-1])
-        with self.queue.turn(request) as turn:
-            if turn.cancelled:
-                return
-            yield from self._generate(ids, request)
+    def _crop(self, n: int) -> None:
+        """Keep the first n cached positions."""
+        if n >= len(self._cache_ids):
+            return
+        if n == 0 or self._cache is None:
+            self.reset()
+            return
+        if hasattr(self._cache, "crop"):  # a Cache object (later transformers)
+            self._cache.crop(n)
+        else:  # legacy tuples: ChatGLM3 keeps [seq, batch, heads, dim], Llama [b, h, seq, d]
+            dim = 0 if self.chatglm else 2
+            self._cache = tuple(tuple(t.narrow(dim, 0, n) for t in layer)
+                                for layer in self._cache)
+        self._cache_ids = self._cache_ids[:n]
 
-    def _generate(self, ids, request: GenerationRequest) -> Iterator[str]:
+    def _forward(self, ids: list[int]):
+        """Feed ids after the cached positions; returns the logits of the last one."""
         import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList
 
-        stats, prompt_len, stop_ids = request.stats, int(ids.shape[-1]), set(self.stop_token_ids)
-        streamer = _clean_streamer_class()(self.tokenizer, skip_prompt=True,
-                                           timeout=self.timeout, skip_special_tokens=True)
-        ended: list[str] = []
-
-        class Progress(StoppingCriteria):
-            """Counts new tokens and stops once cancelled or abandoned (checked per token)."""
-
-            def __call__(self, input_ids, scores, **kwargs) -> bool:
-                new = int(input_ids.shape[-1]) - prompt_len
-                if int(input_ids[0, -1]) in stop_ids:
-                    ended.append("stop")
-                    new -= 1
-                stats.completion_tokens = new
-                return request.cancel.is_set() or streamer.abandoned.is_set()
-
-        sample = not greedy(request)
         device = self.hf_model.device
-        options = dict(
-            input_ids=ids.to(device), attention_mask=torch.ones_like(ids).to(device),
-            max_new_tokens=request.max_new_tokens, do_sample=sample,
-            repetition_penalty=request.repetition_penalty, streamer=streamer,
-            stopping_criteria=StoppingCriteriaList([Progress()]),
-            eos_token_id=self.stop_token_ids or None,
-            pad_token_id=self.tokenizer.pad_token_id or (self.stop_token_ids or [0])[0])
-        if sample:
-            options.update(temperature=request.temperature, top_p=request.top_p)
-        else:
-            options.update(temperature=None, top_p=None, top_k=None)
-        errors: list[BaseException] = []
+        start, end = len(self._cache_ids), len(self._cache_ids) + len(ids)
+        options = dict(input_ids=torch.tensor([ids], device=device),
+                       position_ids=torch.arange(start, end, device=device)[None],
+                       attention_mask=torch.ones((1, end), dtype=torch.long, device=device),
+                       past_key_values=self._cache, use_cache=True, return_dict=True)
+        if self.chatglm:
+            options["return_last_logit"] = True
+        with torch.inference_mode():
+            out = self.hf_model(**options)
+        self._cache = out.past_key_values
+        self._cache_ids = self._cache_ids + list(ids)
+        return out.logits[0, -1]
 
-        def run() -> None:
-            try:
-                if request.seed is not None:
-                    torch.manual_seed(request.seed)
-                with torch.inference_mode():
-                    self.hf_model.generate(**options)
-            except BaseException as e:  # thread boundary: re-raised in the caller
-                errors.append(e)
-                streamer.end()
-
+    def probe(self, n: int = 64) -> float | None:
+        """Time reading n prompt tokens (a cold cache) to seed prefill_rate()."""
+        ids = self.tokenizer.encode("Rivers carve valleys and carry silt. " * (n // 4 + 2),
+                                    add_special_tokens=False)[:n]
+        self.reset()
         start = time.perf_counter()
-        thread = threading.Thread(target=run, name="docchat-hf-generate", daemon=True)
-        thread.start()
-        try:
-            for piece in streamer:
-                if stats.first_token_at is None:
-                    stats.first_token_at = time.perf_counter()
-                yield piece
-                if request.cancel.is_set():
-                    break
-                streamer.demand.release()
-            thread.join()
-            if errors:
-                self._raise_from_thread(errors[0])
-        except queue.Empty:
-            raise BackendError(
-                f"The transformers model produced nothing for {self.timeout:g}s; "
-                f"shorten the documents, lower max_new_tokens or raise the timeout."
-            ) from None
-        except GeneratorExit:
-            stats.stopped = True
-            raise
-        finally:
-            streamer.abandoned.set()
-            thread.join(timeout=self.timeout)
-            if ended:
-                stats.finish_reason = "stop"
-            elif request.cancel.is_set() or stats.stopped:
-                stats.stopped, stats.finish_reason = True, "cancelled"
-            elif stats.completion_tokens >= request.max_new_tokens:
-                stats.finish_reason = "length"
-            stats.finished_at = time.perf_counter()
-            logger.info("hf %s: %d prompt + %d new tokens in %.2fs", self.model,
-                        stats.prompt_tokens, stats.completion_tokens, stats.finished_at - start)
+        self._forward(ids)
+        self._sync()
+        self.rate_meter.add(len(ids), time.perf_counter() - start)
+        self.reset()
+        return self.prefill_rate()
 
-    def _raise_from_thread(self, error: BaseException) -> None:
+    def _sync(self) -> None:
+        import torch
+
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    def _read(self, ids: list[int], upto: int, request: GenerationRequest, interrupted) -> int:
+        """Put ids[:upto] in the KV cache chunk by chunk, reusing the cached prefix.
+
+        Returns the number of prompt tokens now cached; fewer than upto if interrupted.
+        """
+        stats = request.stats
+        reused = common_prefix(self._cache_ids, ids[:upto])
+        self._crop(reused)
+        stats.prompt_reused = reused
+        started = stats.prefill_started_at = time.perf_counter()
+        self._progress(request, reused, len(ids), reused, started)
+        n = self.prefill_chunk or self.chunk_tokens or max(
+            MIN_BATCH, min(MAX_CHUNK, int((self.prefill_rate() or 128) * BATCH_SECONDS)))
+        pos = reused
+        while pos < upto and not interrupted():
+            step = time.perf_counter()
+            chunk = ids[pos:min(upto, pos + n)]
+            self._forward(chunk)
+            self._sync()
+            pos += len(chunk)
+            took = time.perf_counter() - step
+            if len(chunk) == n and took > 0 and not self.prefill_chunk:
+                n = max(MIN_BATCH, min(MAX_CHUNK, int((n * n * BATCH_SECONDS / took) ** 0.5)))
+            self._progress(request, pos, len(ids), reused, started)
+        self.chunk_tokens = n
+        return pos
+
+    # -- warm start -------------------------------------------------------------
+
+    def _prefix(self, messages: list[Message]) -> list[int]:
+        """The prompt's token ids up to the end of the last message's content."""
+        if self.chatglm and hasattr(self.tokenizer, "build_chat_input"):
+            return self.prompt_ids(messages)[0].tolist()[:-1]  # drop <|assistant|>
+        content = messages[-1].content
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template(
+                [{"role": m.role, "content": m.content} for m in messages], tokenize=False)
+            end = text.rfind(content)
+            return self.tokenizer.encode(text[:end + len(content)] if end >= 0 else text,
+                                         add_special_tokens=False)
+        text = plain_prompt(messages)
+        end = text.rfind(content)
+        return self.tokenizer(text[:end + len(content)])["input_ids"]
+
+    def _warm(self, request: GenerationRequest, ids: list[int], interrupted) -> None:
+        started = time.perf_counter()
+        try:
+            done = self._read(ids, len(ids), request, interrupted)
+        except (RuntimeError, ValueError) as e:
+            self.reset()
+            raise self._error(e) from e
+        self.rate_meter.add(done - request.stats.prompt_reused, time.perf_counter() - started)
+
+    # -- the token source -------------------------------------------------------
+
+    def _prepare(self, request: GenerationRequest) -> tuple[int, list[int]]:
+        ids = self.prompt_ids(request.messages)[0].tolist()
+        return len(ids), ids
+
+    def _pieces(self, request: GenerationRequest, ids: list[int]) -> Iterator[str]:
+        try:
+            yield from self._decode_loop(request, ids)
+        except (RuntimeError, ValueError, TypeError, IndexError) as e:
+            self.reset()  # the cache may hold half a step
+            raise self._error(e) from e
+
+    def _decode_loop(self, request: GenerationRequest, ids: list[int]) -> Iterator[str]:
+        import torch
+
+        stats = request.stats
+        if self._read(ids, len(ids) - 1, request, request.cancel.is_set) < len(ids) - 1:
+            stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
+            return  # cancelled while reading
+        logits = self._forward(ids[-1:])
+        self._sync()
+        seconds = time.perf_counter() - stats.prefill_started_at
+        stats.prefill_ms = seconds * 1000
+        self.rate_meter.add(len(ids) - stats.prompt_reused, seconds)
+        self._progress(request, len(ids), len(ids), stats.prompt_reused, stats.prefill_started_at)
+
+        processors, sample = self._processors(request), not greedy(request)
+        generator = None
+        if sample and request.seed is not None:
+            generator = torch.Generator(device=logits.device).manual_seed(request.seed)
+        seen, stop_ids = list(ids), set(self.stop_token_ids)
+        detokenizer = Detokenizer(self.tokenizer)
+        self.last_output_ids = detokenizer.ids
+        while True:
+            scores = processors(torch.tensor([seen], device=logits.device),
+                                logits[None].float())
+            if sample:
+                probs = torch.softmax(scores, dim=-1)
+                token = int(torch.multinomial(probs, 1, generator=generator)[0, 0])
+            else:
+                token = int(torch.argmax(scores, dim=-1)[0])
+            if token in stop_ids:
+                stats.finish_reason = "stop"
+                return
+            stats.completion_tokens += 1
+            yield detokenizer.add(token)
+            if stats.completion_tokens >= request.max_new_tokens:
+                stats.finish_reason = "length"
+                return
+            if request.cancel.is_set():
+                return
+            logits = self._forward([token])
+            seen.append(token)
+
+    @staticmethod
+    def _processors(request: GenerationRequest):
+        from transformers import (
+            LogitsProcessorList,
+            RepetitionPenaltyLogitsProcessor,
+            TemperatureLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        processors = LogitsProcessorList()
+        if request.repetition_penalty and request.repetition_penalty != 1.0:
+            processors.append(RepetitionPenaltyLogitsProcessor(request.repetition_penalty))
+        if not greedy(request):
+            processors.append(TemperatureLogitsWarper(request.temperature))
+            if request.top_p < 1.0:
+                processors.append(TopPLogitsWarper(request.top_p))
+        return processors
+
+    def _error(self, error: BaseException) -> BackendError:
         if _is_oom(error):
             import torch
 
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
-            raise BackendError(
+            return BackendError(
                 "The GPU ran out of memory for this prompt: shorten the documents "
-                "or lower max_new_tokens.") from error
-        raise BackendError(f"The transformers model failed: {error}") from error
-
-
-@functools.cache
-def _clean_streamer_class():
-    from transformers import TextIteratorStreamer
-
-    class CleanStreamer(TextIteratorStreamer):
-        """TextIteratorStreamer that never emits U+FFFD from bytes split across tokens.
-
-        Byte-level tokenizers decode half a character to U+FFFD; the text is held back
-        until the character completes, and dropped if the answer ends inside it.
-        After each piece the generating thread waits for the caller to ask for more
-        (one piece of look-ahead), so a cancel lands within one token.
-        """
-
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            self.demand = threading.Semaphore(1)
-            self.abandoned = threading.Event()
-
-        def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
-            super().on_finalized_text(text, stream_end)
-            if text and not stream_end:
-                while not self.demand.acquire(timeout=0.05):
-                    if self.abandoned.is_set():
-                        return
-
-        def put(self, value) -> None:
-            if len(value.shape) > 1 and value.shape[0] > 1:
-                raise ValueError("CleanStreamer only supports batch size 1")
-            if len(value.shape) > 1:
-                value = value[0]
-            if self.skip_prompt and self.next_tokens_are_prompt:
-                self.next_tokens_are_prompt = False
-                return
-            self.token_cache.extend(value.tolist())
-            text = self.tokenizer.decode(self.token_cache, **self.decode_kwargs)
-            complete = text.rstrip("\ufffd")
-            if len(complete) > self.print_len:
-                piece = complete[self.print_len:].replace("\ufffd", "")
-                self.print_len = len(complete)
-                if piece:
-                    self.on_finalized_text(piece)
-
-        def end(self) -> None:
-            if self.token_cache:
-                text = self.tokenizer.decode(self.token_cache, **self.decode_kwargs)
-                tail = text.rstrip("\ufffd")[self.print_len:].replace("\ufffd", "")
-                self.token_cache, self.print_len = [], 0
-                if tail:
-                    self.on_finalized_text(tail)
-            self.next_tokens_are_prompt = True
-            self.on_finalized_text("", stream_end=True)
-
-    return CleanStreamer
+                "or lower max_new_tokens.")
+        return BackendError(f"The transformers model failed: {error}")

@@ -3,8 +3,9 @@
 Reading the prompt ourselves in short batches (skipping what the KV cache already
 holds) and then driving ``Llama.generate``, rather than ``create_chat_completion``,
 gives progress while the prompt is read, a cancel check between batches and between
-every two tokens, exact token counts, and UTF-8 pieces that never split a character. Run ``python -m docchat.backends.llamacpp --model X.gguf``
-for llama-cpp-python's OpenAI-compatible server with the same load settings.
+every two tokens, exact token counts, and UTF-8 pieces that never split a character.
+Run ``python -m docchat.backends.llamacpp --model X.gguf`` for llama-cpp-python's
+OpenAI-compatible server with the same load settings.
 """
 from __future__ import annotations
 
