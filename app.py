@@ -12,16 +12,17 @@ from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from docchat import chat, citations, embeddings, uploads  # noqa: E402
+from docchat import chat, citations, embeddings, evidence, prompts, qa, uploads  # noqa: E402
 from docchat.backends import get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
-from docchat.i18n import LANGUAGES, metrics_line, t  # noqa: E402
+from docchat.i18n import LANGUAGES, metrics_line, progress_fraction, progress_line, t  # noqa: E402
 from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
 from docchat.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 
 logger = logging.getLogger("docchat.app")
+REMOTE = False  # the backend is an HTTP server: it does not report how far it has read
 st.set_page_config(page_title="docchat", page_icon="📄", layout="wide")
 settings = Settings.from_env()
 
@@ -42,6 +43,12 @@ def generations(db: str) -> chat.Generations:
 def document(db: str, doc_id: int):
     """A stored document (documents never change once stored)."""
     return SessionStore.open(db).load_document(doc_id)
+
+
+@st.cache_resource
+def prefetched(db: str) -> set:
+    """(session, documents) whose stable prompt prefix was sent to the backend to warm."""
+    return set()
 
 
 def q(key: str, **values) -> str:
@@ -75,23 +82,52 @@ def show_answer(text: str, status: str, metrics: dict, docs: list) -> None:
         with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
                          icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+    if metrics.get("evidence"):  # what was on screen while the model read, kept collapsed
+        with st.expander(q("evidence"), icon=":material/format_quote:"):
+            st.markdown(evidence.markdown(metrics["evidence"]))
 
 
 def live_text(g: chat.Generation) -> str:
+    """The answer so far or, before its first word, what the backend is doing: a line with
+    a figure that moves at every poll (tokens read, or at least the seconds waited)."""
     if g.text:
         return streaming_markdown(g.text)
+    elapsed = time.perf_counter() - g.submitted_at
     if g.ahead:
-        return q("ahead", n=g.ahead) + f" ({time.perf_counter() - g.submitted_at:.1f} s)"
-    return q("waiting") + f" ({time.perf_counter() - g.submitted_at:.1f} s)"
+        return q("ahead", n=g.ahead) + f" ({elapsed:.1f} s)"
+    lang = st.session_state.get("lang", "en")
+    if g.progress is None and g.evidence_at is not None and REMOTE:
+        return q("p_unknown") + f" ({elapsed:.1f} s)"
+    return progress_line(g.progress, elapsed, lang)
+
+
+def show_evidence(g: chat.Generation) -> None:
+    """The packed sections' best sentences, shown as soon as packing is done."""
+    with st.expander(q("evidence"), expanded=True, icon=":material/format_quote:"):
+        st.markdown(evidence.markdown(g.evidence) if g.evidence else q("evidence_none"))
 
 
 def show_live(g: chat.Generation, docs: list) -> None:
     """Stream an answer this page asked for: block until it ends; Stop cancels it."""
-    body, stop = st.empty(), st.empty()
+    body, bar, found, stop = st.empty(), st.empty(), st.empty(), st.empty()
     stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon=":material/stop_circle:")
+    shown_evidence, bar_on = False, False
     for g in chat.follow(g):  # every poll sends a delta, so a Stop click interrupts at once
+        if g.evidence_at is not None and not shown_evidence:
+            with found.container():
+                show_evidence(g)
+            shown_evidence = True
         body.markdown(live_text(g))
+        fraction = None if g.text else progress_fraction(g.progress)
+        if fraction is not None:
+            bar.progress(fraction)
+            bar_on = True
+        elif bar_on:
+            bar.empty()
+            bar_on = False
     stop.empty()
+    bar.empty()
+    found.empty()
     with body.container():
         show_answer(g.text, g.status, g.metrics, docs)
 
@@ -104,6 +140,10 @@ def follow_elsewhere(session_id: str, turn_id: int) -> None:
         st.rerun()
     st.caption(q("elsewhere"))
     st.markdown(live_text(g))
+    if not g.text and (fraction := progress_fraction(g.progress)) is not None:
+        st.progress(fraction)
+    if g.evidence_at is not None:
+        show_evidence(g)
     st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon=":material/stop_circle:")
 
 
@@ -168,6 +208,36 @@ def preset_sidebar(name: str) -> None:
             else:
                 st.number_input(key, value=float(default), step=0.01, key=wkey, min_value=0.0,
                                 format="%.3f")
+
+
+READING_MODES = ("budget", "next", "session")
+
+
+def reading_sidebar() -> None:
+    """The first-token target and the choice to read the whole window instead."""
+    st.number_input(q("ttft_target"), min_value=0.0, max_value=600.0, step=5.0,
+                    value=float(settings.ttft_target), key="ttft_target", help=q("ttft_help"))
+    st.radio(q("reading_mode"), READING_MODES, key="reading",
+             format_func=lambda m: q(f"rm_{m}"))
+
+
+def warm(backend, sid: str, docs: list, context_window: int, max_new_tokens: int) -> None:
+    """Send the stable prompt prefix (system prompt + outline) to the backend to read in the
+    background, once per session and set of documents (later, the cache holds the last
+    question's prompt, which starts with it); a question cancels or reuses it."""
+    make = getattr(prompts, "prefix_messages", None)
+    fetch = getattr(backend, "prefetch", None)
+    key = (sid, tuple(d.id for d in docs))
+    done = prefetched(str(settings.db))
+    if make is None or fetch is None or key in done:
+        return
+    done.add(key)
+    langs = {d.language for d in docs}
+    try:
+        fetch(make(docs, backend, langs.pop() if len(langs) == 1 else "en",
+                   context_window=context_window, max_new_tokens=max_new_tokens))
+    except Exception:  # the edge: a warm start is an optimisation, never an error on the page
+        logger.exception("warm start for session %s failed", sid)
 
 
 def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generations) -> None:
@@ -274,7 +344,11 @@ def main() -> None:
     question = st.chat_input(q("ask"))
     with st.spinner(q("loading_model")):
         backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
+    global REMOTE
+    REMOTE = str(getattr(backend, "device", "")).startswith("http")
     preset, overrides = chosen_preset()
+    ttft_target = float(st.session_state.get("ttft_target", settings.ttft_target))
+    reading = st.session_state.get("reading", "budget")
     docs = [document(str(settings.db), i) for i in store.session_documents(sid)] if sid else []
     notice = None
     if question:  # start at once: the page is drawn while the backend reads the prompt
@@ -283,14 +357,20 @@ def main() -> None:
         elif running.get(sid) is not None:
             notice = q("busy")
         else:
-            history = chat.history_messages(store.turns(sid))
+            turns = store.turns(sid)
+            history = chat.history_messages(turns)
             store.add_turn(sid, "user", question)
             turn_id = store.add_turn(sid, "assistant", "", status="streaming")
             g = chat.Generation(sid, turn_id, question, owner=st.session_state["client"])
             g.submitted_at = ASKED_AT
+            if reading == "next":  # for this one question only
+                st.session_state["reading"] = "budget"
             running.start(g, chat.answer_factory(docs, question, chat.TimedBackend(backend, g),
                                                  history, preset, overrides, str(settings.db),
-                                                 ASKED_AT, settings.history_turns),
+                                                 ASKED_AT, settings.history_turns,
+                                                 ttft_target=ttft_target,
+                                                 whole_window=reading != "budget",
+                                                 previous_sections=chat.previous_sections(turns)),
                           lambda: SessionStore.open(settings.db),
                           sources=chat.source_finder(docs))
 
@@ -303,6 +383,7 @@ def main() -> None:
         sessions_box = st.container()  # filled last: an upload may start a session
         st.divider()
         preset_sidebar(preset)
+        reading_sidebar()
         st.divider()
         st.caption(q("backend") + ": " + q("backend_info", name=backend.name, model=backend.model,
                                             window=backend.context_window, device=backend.device))
@@ -317,6 +398,10 @@ def main() -> None:
         st.info(q("no_documents"))
         return
     live = running.get(sid)
+    if docs and live is None and not question:
+        max_new = int(qa.resolve_preset(preset, overrides).generation["max_new_tokens"])
+        budget = qa.choose_budget(backend, max_new, ttft_target, reading != "budget")
+        warm(backend, sid, docs, budget.context_window, max_new)
     for turn in store.turns(sid):
         with st.chat_message(turn.role):
             if turn.role == "user":

@@ -37,6 +37,9 @@ class Generation:
         self.text = ""
         self.status = "queued"  # queued -> streaming -> done | stopped | error
         self.ahead: int | None = None  # answers ahead in the backend's queue
+        self.progress = None  # the backend's latest PrefillProgress while it reads the prompt
+        self.evidence: list[dict] = []  # the packed sections' best sentences (evidence.py)
+        self.evidence_at: float | None = None
         self.metrics: dict = {}
         self.error: str | None = None
         self.sources: list[dict] = []
@@ -85,6 +88,9 @@ class Generation:
     def _on_queue(self, ahead: int) -> None:
         self._bump(ahead=ahead)
 
+    def _on_progress(self, progress) -> None:
+        self._bump(progress=progress)
+
     def run(self, make_answer: AnswerFactory, open_store: Callable[[], object],
             save_interval: float = 0.5, on_end: Callable[["Generation"], None] | None = None,
             sources: Callable[[str, object], list[dict]] | None = None) -> None:
@@ -97,6 +103,12 @@ class Generation:
         try:
             answer = make_answer(self.cancel, self._on_queue)
             self.answer = answer
+            if hasattr(answer, "on_progress"):
+                answer.on_progress = self._on_progress  # set before the backend is called
+            found = getattr(answer, "evidence", None)
+            if found is not None:
+                self._bump(evidence=[e.to_dict() for e in found],
+                           evidence_at=time.perf_counter())
             if self.stop_requested:
                 answer.stop()
             for chunk in answer:
@@ -130,8 +142,11 @@ class Generation:
 
     def _timings(self) -> dict:
         first = self.first_chunk_at
+        shown = self.evidence_at
         return {"first_chunk_ms": None if first is None else
                 round((first - self.submitted_at) * 1000, 3),
+                "evidence_ms": None if shown is None else
+                round((shown - self.submitted_at) * 1000, 3),
                 "backend_called_ms": self.backend_called_ms,
                 "backend_ttft_ms": self.backend_ttft_ms}
 
@@ -146,7 +161,9 @@ class Generation:
 
     def _finish(self, open_store, status, error, metrics, saver: threading.Thread) -> None:
         self._stop_saving.set()  # the saver must not write "streaming" after the final state
-        saver.join()
+        saver.join(10)  # a write in progress ends in milliseconds; never wait forever
+        if saver.is_alive():
+            logger.warning("answer %s: the saver thread is still writing", self.turn_id)
         try:
             _save(open_store(), self.turn_id, content=self.text, status=status, metrics=metrics)
             logger.info("answer %s: %s, %d characters", self.turn_id, status, len(self.text))
@@ -248,7 +265,9 @@ class TimedBackend:
 
 def answer_factory(documents: Sequence, question: str, backend, history: Sequence[Message],
                    preset: str, overrides: dict, db_path: str,
-                   started_at: float | None = None, history_turns: int = 3) -> AnswerFactory:
+                   started_at: float | None = None, history_turns: int = 3,
+                   ttft_target: float | None = None, whole_window: bool = False,
+                   previous_sections: Sequence | None = None) -> AnswerFactory:
     """The call to docchat.qa.ask for one question, run later in the answer's thread."""
     doc_ids = [d.id for d in documents]
 
@@ -265,9 +284,20 @@ def answer_factory(documents: Sequence, question: str, backend, history: Sequenc
 
         return ask(list(documents), question, backend, history=list(history), preset=preset,
                    overrides=overrides or None, search=search, cancel=cancel,
-                   on_queue=on_queue, started_at=started_at, history_turns=history_turns)
+                   on_queue=on_queue, started_at=started_at, history_turns=history_turns,
+                   ttft_target=ttft_target, whole_window=whole_window,
+                   previous_sections=previous_sections)
 
     return make
+
+
+def previous_sections(turns: Sequence) -> list[tuple] | None:
+    """The sections packed for the last answered turn (kept in its metrics), for the packer
+    to keep first so the backend's cache of that prompt is reused."""
+    for t in reversed(turns):
+        if t.role == "assistant" and t.status != "error" and (t.metrics or {}).get("sections"):
+            return [tuple(s) for s in t.metrics["sections"]]
+    return None
 
 
 def source_finder(documents: Sequence) -> Callable[[str, object], list[dict]]:

@@ -124,16 +124,23 @@ def _documents_for(paths, settings: Settings, store: SessionStore, password, tok
 @click.option("--preset", default="raw", show_default=True,
               help="Pacing and generation preset: quick, long, code, smooth, raw.")
 @click.option("--max-new-tokens", type=int, help="Override the preset's answer length.")
+@click.option("--ttft-target", type=float,
+              help="Seconds to the first token: read only as much context as the backend "
+                   "reads in that time (default 15 or $DOCCHAT_TTFT_TARGET; 0 = whole window).")
+@click.option("--whole-window", is_flag=True, help="Read the whole context window.")
 @history_option
 @db_option
 @password_option
 @json_option
-def ask(paths, question, backend, model, base_url, preset, max_new_tokens, history_file, db,
-        password, as_json) -> None:
-    """Answer a question from the documents, streaming the answer to stdout."""
+def ask(paths, question, backend, model, base_url, preset, max_new_tokens, ttft_target,
+        whole_window, history_file, db, password, as_json) -> None:
+    """Answer a question from the documents, streaming the answer to stdout.
+
+    While the backend reads the context, stderr shows how far it is."""
     from docchat.qa import ask as ask_question
 
-    settings = _settings(db, backend=backend, model=model, base_url=base_url)
+    settings = _settings(db, backend=backend, model=model, base_url=base_url,
+                         ttft_target=ttft_target)
     started = time.perf_counter()
     try:
         store = _open_store(settings)
@@ -145,13 +152,19 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, histo
                               overrides={"max_new_tokens": max_new_tokens} if max_new_tokens
                               else None,
                               search=lambda q: store.search_sections(q, doc_ids),
-                              started_at=started)
+                              started_at=started, ttft_target=settings.ttft_target,
+                              whole_window=whole_window)
+        progress = _ProgressLine(started)
+        answer.on_progress = progress.show
         try:
             for chunk in answer:
+                progress.end()
                 if not as_json:
                     click.echo(chunk, nl=False)
         except KeyboardInterrupt:
             answer.stop()
+        finally:
+            progress.end()
         if not as_json:
             click.echo()
     except DocchatError as e:
@@ -211,6 +224,37 @@ def pack(paths, question, budget, max_new_tokens, history_file, backend, model, 
         click.echo(f"\n-- {packed.tokens} of {window - reserve} prompt tokens ({packed.tokenizer}),"
                    f" {len(packed.sections)} sections, {len(packed.pages)} pages"
                    f"{', everything fits' if packed.whole else ''}", err=True)
+
+
+class _ProgressLine:
+    """The backend's reading progress on stderr: one line rewritten in place on a terminal,
+    else a line at most every 2 s (and the last one)."""
+
+    def __init__(self, started: float) -> None:
+        self.started, self.tty = started, sys.stderr.isatty()
+        self.last_at, self.open, self.ended = 0.0, False, False
+
+    def show(self, progress) -> None:
+        from docchat.i18n import progress_line
+
+        if self.ended:
+            return
+        now = time.perf_counter()
+        final = progress.total and progress.done >= progress.total
+        if not self.tty and not final and now - self.last_at < 2.0:
+            return
+        self.last_at = now
+        line = progress_line(progress, now - self.started)
+        if self.tty:
+            click.echo("\r\x1b[2K" + line, nl=False, err=True)
+            self.open = True
+        else:
+            click.echo(line, err=True)
+
+    def end(self) -> None:
+        if self.open:
+            click.echo("\r\x1b[2K", nl=False, err=True)
+        self.open, self.ended = False, True
 
 
 def _named(pairs, documents) -> list[list]:

@@ -29,6 +29,9 @@ class Settings:
     history_turns: int = 3
     max_new_tokens: int = 512
     preset: str = "quick"
+    # Target seconds to the first token on in-process backends: the prompt is cut to what the
+    # backend reads in that time at its measured prefill rate. 0 = always read the whole window.
+    ttft_target: float = 15.0
     language: str = "en"
     # Summaries page: folders under this root may be summarised from the browser (None: off).
     summaries_root: Path | None = None
@@ -79,7 +82,7 @@ class Settings:
 
 
 _INTS = {"n_ctx", "n_threads", "max_concurrency", "history_turns", "max_new_tokens"}
-_FLOATS = {"request_timeout", "max_file_mb"}
+_FLOATS = {"request_timeout", "max_file_mb", "ttft_target"}
 _PATHS = {"data_dir", "db_path", "summaries_root"}
 
 

@@ -72,6 +72,31 @@ STRINGS: dict[str, dict[str, str]] = {
     "m_itl": {"en": "between tokens {mean} (p95 {p95})", "zh": "词元间隔 {mean}（p95 {p95}）"},
     "m_tokens": {"en": "{inp:,} tokens in, {out:,} out", "zh": "输入 {inp:,} 词元，输出 {out:,}"},
     "m_queue": {"en": "waited {v}", "zh": "排队 {v}"},
+    "m_reused": {"en": "{n:,} reused", "zh": "复用 {n:,}"},
+    "m_prefill": {"en": "read in {v}", "zh": "读取用时 {v}"},
+    "m_budget": {"en": "budget {n:,} tokens ({target:g} s at {rate:.0f} tokens/s)",
+                 "zh": "预算 {n:,} 词元（{target:g} 秒 × {rate:.0f} 词元/秒）"},
+    "m_whole": {"en": "whole window", "zh": "整个窗口"},
+    "p_reading": {"en": "Reading {total:,} tokens of context: {done:,} done",
+                  "zh": "正在读取 {total:,} 个词元的上下文：已读 {done:,}"},
+    "p_left": {"en": "~{v} left", "zh": "约剩 {v}"},
+    "p_reused": {"en": "{n:,} reused from the last question", "zh": "{n:,} 个沿用上一问"},
+    "p_writing": {"en": "Read {total:,} tokens of context; writing the answer…",
+                  "zh": "已读完 {total:,} 个词元的上下文，正在写回答…"},
+    "p_unknown": {"en": "The server is reading the context (it does not report its progress)…",
+                  "zh": "服务器正在读取上下文（它不报告进度）…"},
+    "evidence": {"en": "Passages that match your question", "zh": "与问题相关的段落"},
+    "evidence_none": {"en": "No passage matches the question's words; the model reads the "
+                            "outline and the sections chosen.",
+                      "zh": "没有段落与问题的词语相符；模型将阅读目录和选取的章节。"},
+    "ttft_target": {"en": "First-token target (seconds)", "zh": "首个词元目标（秒）"},
+    "ttft_help": {"en": "In-process backends read only as much context as they can in this "
+                        "time; 0 always reads the whole window.",
+                  "zh": "本地后端只读取在此时间内能读完的上下文；0 表示总是读取整个窗口。"},
+    "reading_mode": {"en": "Context to read", "zh": "读取的上下文"},
+    "rm_budget": {"en": "As much as the target allows", "zh": "目标时间内能读的部分"},
+    "rm_next": {"en": "Whole window, next question only", "zh": "整个窗口（仅下一个问题）"},
+    "rm_session": {"en": "Whole window, this session", "zh": "整个窗口（本会话）"},
 }
 
 
@@ -103,6 +128,54 @@ def metrics_line(metrics: dict, language: str = "en") -> str:
                        p95=ms(model.get("itl_ms_p95"))))
     parts.append(t("m_tokens", language, inp=int(metrics.get("prompt_tokens") or 0),
                    out=int(metrics.get("completion_tokens") or 0)))
+    if metrics.get("prompt_reused"):
+        parts.append(t("m_reused", language, n=int(metrics["prompt_reused"])))
+    if metrics.get("prefill_ms") is not None:
+        parts.append(t("m_prefill", language, v=ms(metrics["prefill_ms"])))
+    budget = metrics.get("budget") or {}
+    if budget.get("prompt_budget"):
+        parts.append(t("m_budget", language, n=int(budget["prompt_budget"]),
+                       target=float(budget["target_s"]), rate=float(budget["rate"])))
+    elif budget:
+        parts.append(t("m_whole", language))
     if (metrics.get("queue_ms") or 0) >= 50:
         parts.append(t("m_queue", language, v=ms(metrics["queue_ms"])))
     return " · ".join(parts)
+
+
+def seconds(value: float) -> str:
+    """Seconds for a wait: "0.4 s", "12 s", "2 min 5 s"."""
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 120:
+        return f"{value:.0f} s"
+    return f"{int(value // 60)} min {int(value % 60)} s"
+
+
+def progress_line(progress, elapsed: float, language: str = "en") -> str:
+    """What the backend is doing before the first token, with a figure that moves.
+
+    progress is a PrefillProgress (or None before the first event); elapsed is the seconds
+    since the question, always shown, so the line changes at least every poll.
+    """
+    clock = f"({seconds(elapsed)})"
+    if progress is None:
+        return f"{t('waiting', language)} {clock}"
+    if not getattr(progress, "known", True):
+        return f"{t('p_unknown', language)} {clock}"
+    total, done = int(progress.total), int(progress.done)
+    if total and done >= total:
+        return f"{t('p_writing', language, total=total)} {clock}"
+    parts = [t("p_reading", language, total=total, done=done)]
+    if progress.eta_s is not None:
+        parts.append(t("p_left", language, v=seconds(max(0.0, progress.eta_s))))
+    if progress.reused:
+        parts.append(t("p_reused", language, n=int(progress.reused)))
+    return ", ".join(parts) + f" {clock}"
+
+
+def progress_fraction(progress) -> float | None:
+    """Share of the prompt read (0..1), or None when unknown."""
+    if progress is None or not getattr(progress, "known", True) or not progress.total:
+        return None
+    return max(0.0, min(1.0, progress.done / progress.total))

@@ -6,6 +6,8 @@ Conventions (all times in seconds from one clock; reported in milliseconds):
   population standard deviation and its percentiles interpolate linearly (numpy's default).
 - ``tokens_per_s`` of a side is items / (last item - started_at), so it includes TTFT;
   ``decode_tokens_per_s`` is (completion tokens - 1) / (last piece - first piece).
+- ``prompt_reused`` and ``prefill_ms`` come from the backend (GenerationStats); prompt tokens
+  that were not reused are the ones it had to read.
 - A value that is undefined (no items, or one item for ITL) is None.
 """
 from __future__ import annotations
@@ -72,10 +74,13 @@ class AnswerMetrics:
     display: SideMetrics
     queue_ms: float = 0.0
     prompt_tokens: int = 0
+    prompt_reused: int = 0  # prompt tokens the backend took from its cache
+    prefill_ms: float | None = None  # the backend's own time reading the prompt
     completion_tokens: int = 0
     decode_tokens_per_s: float | None = None
     stopped: bool = False
     total_ms: float | None = None
+    finish_reason: str | None = None  # the backend's: stop, length, cancelled, error
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict in the documented shape."""
@@ -115,8 +120,11 @@ def compute_metrics(
         display=SideMetrics.from_times(started_at, display_times),
         queue_ms=_r(stats.queue_ms) if stats else 0.0,
         prompt_tokens=stats.prompt_tokens if stats else 0,
+        prompt_reused=int(getattr(stats, "prompt_reused", 0) or 0) if stats else 0,
+        prefill_ms=_r(getattr(stats, "prefill_ms", None)) if stats else None,
         completion_tokens=completion,
         decode_tokens_per_s=decode,
         stopped=bool(stopped or (stats is not None and stats.stopped)),
         total_ms=_r((last - started_at) * 1000.0) if last is not None else None,
+        finish_reason=stats.finish_reason if stats else None,
     )

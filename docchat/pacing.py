@@ -10,7 +10,12 @@ seconds, of text in hand) and ``raw``
 
 Lag is in seconds: how long the oldest complete chunk has waited. Past ``max_lag`` the B waiting
 chunks (B = most seen since catching up began) are shown max_lag / (2 B) apart, until the lag is
-under max_lag / 2; ``max_lag=0`` never catches up.
+under max_lag / 2; ``max_lag=0`` never catches up (the human-paced presets: a model writes
+several times faster than they show, so any lag bound would be hit on every long answer and
+turn the schedule into a sprint).
+
+The first chunk is shown the moment its first piece arrives (``first_immediate``), even a
+word the model may still continue; later partial words wait for the next piece.
 
 Chunks: English by word (leading whitespace attached), Chinese by jieba word, punctuation and
 combining marks stay with their word, code in fences keeps the model's pieces; a trailing partial
@@ -151,6 +156,15 @@ class _Chunker:
             self.buf = "" if final or not words else words.pop()
             out.extend((w, False) for w in words)
             return out
+
+
+    def release(self) -> list[tuple[str, bool]]:
+        """The prose held back as a possibly partial word, now (for a first chunk that must
+        not wait for the next piece); never text that may open a code fence."""
+        if self.code or not self.buf or "`" in self.buf:
+            return []
+        text, self.buf = self.buf, ""
+        return [(text, False)]
 
 
 def _pause(cfg: PacingConfig, prev: str, text: str) -> float:
@@ -335,6 +349,9 @@ class Pacer:
                     state["chunks"], state["chars_out"] = state["chunks"] + 1, state["chars_out"] + len(text)
             if done:
                 ready.extend((text, clock(), code) for text, code in chunker.feed("", final=True))
+            elif items and not ready and last_shown is None and cfg.first_immediate:
+                # The first words on screen must not wait for the model's next token.
+                ready.extend((text, items[-1][0], code) for text, code in chunker.release())
             return done
 
         def smooth_delay() -> float:

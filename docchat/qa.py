@@ -1,13 +1,21 @@
-"""ask(): pack the documents for the question, stream the backend's answer through the pacer."""
+"""ask(): pack the documents for the question, stream the backend's answer through the pacer.
+
+Before anything is generated, ask() chooses the prompt budget (the first-token budget: what
+the backend can read in ``ttft_target`` seconds at its measured prefill rate, at most the
+window), packs, and finds the evidence (the packed sections' best sentences), so a caller can
+show the passages while the model is still reading.
+"""
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Callable, Iterator, Sequence
 
 from docchat.backends import Backend, GenerationRequest
+from docchat.evidence import Evidence, find_evidence, to_dicts
 from docchat.packing import PackedContext, pack
 from docchat.pacing import Pacer
 from docchat.presets import Preset, get_preset
@@ -15,16 +23,66 @@ from ingest.document import Document
 
 logger = logging.getLogger(__name__)
 
+# A budget under this many prompt tokens leaves too little room for evidence to be worth
+# answering from; a backend slower than MIN_PROMPT_BUDGET / target tokens/s gets this floor.
+MIN_PROMPT_BUDGET = 1024
+
+_REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
+
+
+def _pack_accepts(name: str) -> bool:
+    return name in inspect.signature(pack).parameters
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The prompt budget chosen for one question, and why."""
+    window: int  # the backend's context window
+    context_window: int  # what the packer was given: min(window, prompt budget + answer)
+    prompt_budget: int | None  # None: the whole window (no target, rate unknown, or asked for)
+    target_s: float | None
+    rate: float | None  # measured prefill tokens/s when chosen
+    whole_window: bool  # the user asked to read the whole window
+
+    def to_dict(self) -> dict:
+        return {"window": self.window, "context_window": self.context_window,
+                "prompt_budget": self.prompt_budget, "target_s": self.target_s,
+                "rate": None if self.rate is None else round(self.rate, 1),
+                "whole_window": self.whole_window}
+
+
+def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
+                  whole_window: bool = False) -> Budget:
+    """Prompt budget = min(window, measured prefill rate x target seconds)."""
+    window = int(backend.context_window)
+    rate_fn = getattr(backend, "prefill_rate", None)
+    rate = rate_fn() if callable(rate_fn) else None
+    if whole_window or not ttft_target or ttft_target <= 0 or not rate:
+        return Budget(window, window, None, ttft_target, rate, whole_window)
+    budget = max(MIN_PROMPT_BUDGET, int(rate * ttft_target))
+    if budget + max_new_tokens >= window:
+        return Budget(window, window, None, ttft_target, rate, False)
+    return Budget(window, budget + max_new_tokens, budget, ttft_target, rate, False)
+
 
 @dataclass
 class Answer:
-    """An answer being streamed: iterate for display chunks; read the fields afterwards."""
+    """An answer being streamed: iterate for display chunks; read the fields afterwards.
+
+    ``evidence`` is ready when ask() returns; ``progress`` follows the backend's reading of
+    the prompt (PrefillProgress); ``on_progress`` (settable after ask()) is told each event.
+    """
 
     cancel: threading.Event
     backend: str
     model: str
     packed: PackedContext
     preset: Preset
+    budget: Budget | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+    evidence_ms: float | None = None  # asked -> evidence ready
+    progress: object = None  # the latest PrefillProgress, if the backend reports any
+    on_progress: Callable[[object], None] | None = None
     text: str = ""  # what has been shown so far; the whole answer once done
     stopped: bool = False
     done: bool = False
@@ -45,6 +103,11 @@ class Answer:
         if self._chunks is not None:
             self._chunks.close()
 
+    def _progress(self, progress) -> None:
+        self.progress = progress
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
 
 def resolve_preset(preset: str | Preset, overrides: dict | None = None) -> Preset:
     """A preset by name or as given, with single values overridden."""
@@ -58,24 +121,38 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         search: Callable[[str], list] | None = None, cancel: threading.Event | None = None,
         on_queue: Callable[[int], None] | None = None, started_at: float | None = None,
         history_turns: int = 3, clock: Callable[[], float] = time.perf_counter,
-        sleep: Callable[[float], object] | None = None) -> Answer:
-    """Pack, then stream the answer paced for display.
+        sleep: Callable[[float], object] | None = None, ttft_target: float | None = None,
+        whole_window: bool = False, previous_sections: Sequence | None = None,
+        on_progress: Callable[[object], None] | None = None) -> Answer:
+    """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
     Packing happens here, so ContextTooLong is raised before anything is generated;
     backend errors surface while iterating. ``started_at`` (a ``clock()`` time) is when
-    the user asked: time to first token is measured from it.
+    the user asked: time to first token is measured from it. ``ttft_target`` (seconds)
+    caps the prompt at what the backend reads in that time (``whole_window`` lifts it);
+    ``previous_sections`` (the last answer's ``packed.sections``) lets the packer keep
+    what the backend already read first, so its cache is reused.
     """
     started = clock() if started_at is None else started_at
     chosen = resolve_preset(preset, overrides)
     gen = chosen.generation
+    max_new = int(gen["max_new_tokens"])
+    budget = choose_budget(backend, max_new, ttft_target, whole_window)
+    extra = {}
+    if previous_sections and _pack_accepts("previous_sections"):
+        extra["previous_sections"] = [tuple(s) for s in previous_sections]
     packed = pack(documents, question, backend, history=history, search=search,
-                  max_new_tokens=int(gen["max_new_tokens"]), history_turns=history_turns)
+                  max_new_tokens=max_new, history_turns=history_turns,
+                  context_window=budget.context_window, **extra)
+    evidence = find_evidence(documents, packed.sections, question)
     cancel = cancel or threading.Event()
-    request = GenerationRequest(messages=list(packed.messages), cancel=cancel,
-                                on_queue=on_queue, **gen)
-    pacer = Pacer(chosen.pacing, clock=clock, sleep=sleep)
     answer = Answer(cancel=cancel, backend=backend.name, model=backend.model, packed=packed,
-                    preset=chosen)
+                    preset=chosen, budget=budget, evidence=evidence,
+                    evidence_ms=round((clock() - started) * 1000, 3), on_progress=on_progress)
+    hooks = {"on_progress": answer._progress} if "on_progress" in _REQUEST_FIELDS else {}
+    request = GenerationRequest(messages=list(packed.messages), cancel=cancel,
+                                on_queue=on_queue, **hooks, **gen)
+    pacer = Pacer(chosen.pacing, clock=clock, sleep=sleep)
 
     def chunks() -> Iterator[str]:
         try:
@@ -85,12 +162,18 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
                 yield chunk
         finally:
             answer.stopped = pacer.stopped
-            answer.metrics = pacer.metrics(request.stats).to_dict()
+            m = pacer.metrics(request.stats).to_dict()
+            m["budget"] = budget.to_dict()
+            m["packed_tokens"] = packed.tokens
+            m["evidence_ms"] = answer.evidence_ms
+            m["evidence"] = to_dicts(evidence)
+            m["sections"] = [list(s) for s in packed.sections]
+            answer.metrics = m
             answer.done = True
-            m = answer.metrics
-            logger.info("answer backend=%s prompt=%s completion=%s ttft_ms=%s stopped=%s",
-                        backend.name, m.get("prompt_tokens"), m.get("completion_tokens"),
-                        m.get("model", {}).get("ttft_ms"), answer.stopped)
+            logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "
+                        "budget=%s stopped=%s", backend.name, m.get("prompt_tokens"),
+                        m.get("prompt_reused"), m.get("completion_tokens"),
+                        m.get("model", {}).get("ttft_ms"), budget.prompt_budget, answer.stopped)
 
     answer._chunks = chunks()
     return answer

@@ -1,6 +1,7 @@
 """The Streamlit app through AppTest, with the echo backend (or a scripted echo)."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -36,8 +37,16 @@ class ScriptedBackend(EchoBackend):
         type(self).created += 1
         super().__init__()
 
+    def prefill_rate(self):
+        return SCRIPT.get("prefill_tps")
+
+    def prefetch(self, messages):
+        SCRIPT.setdefault("prefetched", []).append(list(messages))
+
     def stream(self, request):
         self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
+        self.prefill_tps = SCRIPT.get("prefill_tps")  # echo "reads" the prompt at this rate
+        SCRIPT.setdefault("requests", []).append(request)
         if SCRIPT.get("fail"):
             raise SCRIPT["fail"]
         yield from super().stream(request)
@@ -180,8 +189,10 @@ def test_ask_saves_both_turns_and_shows_metrics_and_sources(scripted):
     assert "8731" in answer.markdown[0].value
     assert any("first token" in c and "tokens in" in c for c in texts(answer.caption))
     labels = [e.label for e in answer.expander]
-    assert labels == ["guide.pdf · p. 1", "guide.pdf · p. i"]
+    # The cited pages, then (collapsed) the passages shown while the model read.
+    assert labels == ["guide.pdf · p. 1", "guide.pdf · p. i", "Passages that match your question"]
     assert "default port is 8731" in answer.expander[0].markdown[0].value
+    assert "port" in answer.expander[2].markdown[0].value.lower()
     turns = store().turns(at.query_params["session"])
     assert [(t.role, t.status) for t in turns] == [("user", "done"), ("assistant", "done")]
     assert turns[1].metrics["model"]["ttft_ms"] is not None
@@ -351,3 +362,78 @@ def test_preset_and_its_values_reach_the_backend(scripted):
     at.sidebar.number_input(key="ov_raw_max_new_tokens").set_value(3).run()
     at.chat_input[0].set_value("count?").run()
     assert at.chat_message[1].markdown[0].value == "one two three"
+
+
+def test_evidence_and_progress_before_the_first_token_and_stop_while_reading(scripted):
+    scripted.update(reply="The default port is 8731 [p. 1].", prefill_tps=40)  # ~15 s to read
+    at = uploaded(GUIDE)
+    sid = at.query_params["session"]
+    asking = threading.Thread(
+        target=lambda: at.chat_input[0].set_value("What is the default port?").run(timeout=60))
+    asking.start()
+
+    def reading_tab():
+        tab = app(session=sid)  # a second tab follows the answer live
+        if len(tab.chat_message) == 2 and "tokens of context" in " ".join(
+                texts(tab.chat_message[1].markdown)):
+            return tab
+        return None
+
+    tab = wait_for(reading_tab)
+    box = tab.chat_message[1]
+    line = next(m for m in texts(box.markdown) if "tokens of context" in m)
+    assert re.search(r"Reading [\d,]+ tokens of context: [\d,]+ done, ~.+ left \(.+ s\)", line)
+    assert box.get("progress")  # the bar
+    assert [e.label for e in box.expander] == ["Passages that match your question"]
+    assert "8731" in box.expander[0].markdown[0].value  # the passage, before any answer
+    assert store().turns(sid)[-1].content == ""  # no answer token yet
+    tab.button(key=[b.key for b in tab.button if (b.key or "").startswith("stop_")][0])\
+        .click().run()
+    asking.join(30)
+    assert not asking.is_alive() and not at.exception
+    request = scripted["requests"][-1]
+    assert request.stats.finish_reason == "cancelled" and request.stats.completion_tokens == 0
+    turn = store().turns(sid)[-1]
+    assert turn.status == "stopped" and turn.content == ""
+    assert "Stopped" in " ".join(texts(at.chat_message[1].caption))
+    # The backend is free at once: another session's question is answered.
+    scripted["prefill_tps"] = None
+    other = asked("And the warranty?")
+    assert store().turns(other.query_params["session"])[-1].status == "done"
+    assert "8731" in other.chat_message[1].markdown[0].value
+
+
+def test_budget_and_reuse_in_metrics_and_whole_window_for_one_question(scripted):
+    scripted.update(reply="Port 8731 [p. 1].", prefill_tps=1000)
+    at = uploaded(GUIDE)
+    at.sidebar.number_input(key="ttft_target").set_value(2.0).run()
+    at.chat_input[0].set_value("What is the default port?").run()
+    assert any("budget" in c for c in texts(at.chat_message[1].caption))
+    at.sidebar.radio(key="reading").set_value("next").run()
+    at.chat_input[0].set_value("And again, reading everything?").run()
+    assert not at.exception
+    first, second = [t.metrics for t in store().turns(at.query_params["session"])[1::2]]
+    assert first["budget"]["target_s"] == 2.0 and first["budget"]["rate"] == 1000.0
+    assert second["budget"]["whole_window"] and second["budget"]["prompt_budget"] is None
+    assert at.sidebar.radio(key="reading").value == "budget"  # for one question only
+    assert first["sections"] and first["evidence"]
+
+
+def test_follow_up_passes_the_previous_sections(scripted, monkeypatch):
+    import docchat.qa as qa
+
+    seen = []
+    real = qa.pack
+
+    def pack(*args, previous_sections=(), **kw):
+        seen.append(previous_sections)
+        return real(*args, previous_sections=previous_sections, **kw)
+
+    monkeypatch.setattr(qa, "pack", pack)
+    scripted["reply"] = "Port 8731 [p. 1]."
+    at = uploaded(GUIDE)
+    at.chat_input[0].set_value("What is the default port?").run()
+    at.chat_input[0].set_value("And the warranty?").run()
+    assert not seen[0]  # nothing before the first question
+    first = store().turns(at.query_params["session"])[1].metrics["sections"]
+    assert [list(s) for s in seen[1]] == first

@@ -9,7 +9,7 @@ import pytest
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
 from docchat.chat import GENERIC_ERROR, Generation, Generations, TimedBackend, follow
-from docchat.chat import history_messages, source_finder
+from docchat.chat import history_messages, previous_sections, source_finder
 from docchat.errors import BackendUnavailable, DocchatError
 from docchat.qa import ask
 from docchat.store import SessionStore
@@ -160,3 +160,59 @@ def test_follow_ends_when_done(db_path):
     snaps = list(follow(g, poll=0.01))
     assert snaps[-1].done and snaps[-1].text == "one two"
     assert threading.active_count() < 50
+
+
+def test_generation_carries_evidence_then_progress_before_the_text(db_path):
+    from ingest.document import Block, Section
+
+    text = "The default port is 8731. Nothing else here."
+    doc = Document(path="d", sha256="d", name="d.txt", kind="text", id=7,
+                   pages=[Page(1, text)],
+                   sections=[Section(0, ("Ports",), 1, 1, 1, "prose", (Block("prose", text, 1),))])
+    backend = EchoBackend(reply="one two three", prefill_tps=2000)
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "q")
+    seen = []
+
+    def make(cancel, on_queue):
+        return ask([doc], "Which port is the default?", backend, preset="raw", cancel=cancel,
+                   on_queue=on_queue)
+
+    Generations().start(g, make, lambda: SessionStore.open(db_path))
+    for state in follow(g, poll=0.01):
+        seen.append((bool(state.evidence), state.progress, state.text))
+    assert g.join(10)
+    assert seen[-1][2] == "one two three"
+    first_text = next(i for i, (_, _, text) in enumerate(seen) if text)
+    assert all(ev for ev, _, _ in seen[first_text:])
+    reading = [p for _, p, text in seen[:first_text] if p is not None]
+    done = [p.done for p in reading]
+    assert done and done == sorted(done)  # the reading progress, rising, before the first word
+    assert g.progress.done == g.progress.total
+    assert g.evidence[0]["sentences"][0]["text"] == "The default port is 8731."
+    saved = store.turns(sid)[-1].metrics
+    assert saved["evidence"] == g.evidence and saved["sections"] == [[7, 0]]
+    assert saved["app"]["evidence_ms"] <= saved["app"]["first_chunk_ms"]
+
+
+def test_stop_while_reading_saves_at_once_and_frees_the_backend(db_path):
+    backend = EchoBackend(reply=LONG, prefill_tps=50)  # seconds of reading
+    store, g = run(db_path, backend)
+    wait = time.time() + 10
+    while g.progress is None and time.time() < wait:
+        time.sleep(0.01)
+    g.stop()
+    assert g.join(2)  # no thread held it up
+    assert store.turns(g.session_id)[-1].status == "stopped" and g.text == ""
+    assert backend.queue.depth == 0
+
+
+def test_previous_sections_come_from_the_last_answer():
+    class T:
+        def __init__(self, role, status="done", metrics=None):
+            self.role, self.status, self.metrics, self.content = role, status, metrics, "x"
+
+    turns = [T("user"), T("assistant", metrics={"sections": [[7, 1], [7, 2]]}), T("user"),
+             T("assistant", "error", {"sections": [[7, 9]]}), T("user")]
+    assert previous_sections(turns) == [(7, 1), (7, 2)]
+    assert previous_sections([T("user")]) is None

@@ -39,11 +39,14 @@ def test_side_metrics_with_too_few_items():
 
 
 def test_answer_metrics_shape_and_decode_rate():
-    stats = GenerationStats(prompt_tokens=42, completion_tokens=5, queue_ms=12.5, stopped=False)
+    stats = GenerationStats(prompt_tokens=42, completion_tokens=5, queue_ms=12.5, stopped=False,
+                            prompt_reused=30, prefill_ms=80.0, finish_reason="stop")
     m = compute_metrics(10.0, [10.2, 10.3, 10.4, 10.5, 10.6], [10.2, 10.5, 10.9], stats, ended_at=11.0)
     d = m.to_dict()
-    assert set(d) == {"model", "display", "queue_ms", "prompt_tokens", "completion_tokens",
-                      "decode_tokens_per_s", "stopped", "total_ms"}
+    assert set(d) == {"model", "display", "queue_ms", "prompt_tokens", "prompt_reused",
+                      "prefill_ms", "completion_tokens", "decode_tokens_per_s", "stopped",
+                      "total_ms", "finish_reason"}
+    assert (d["prompt_reused"], d["prefill_ms"], d["finish_reason"]) == (30, 80.0, "stop")
     assert set(d["model"]) == set(d["display"]) == SIDE_KEYS
     assert d["decode_tokens_per_s"] == pytest.approx(10.0)  # 4 tokens over 0.4 s after the first
     assert d["model"]["ttft_ms"] == pytest.approx(200.0) and d["display"]["itl_ms_mean"] == pytest.approx(350.0)
@@ -62,3 +65,35 @@ def test_without_stats_counts_pieces():
     m = compute_metrics(0.0, [0.1, 0.2], [0.1, 0.2], None, stopped=True)
     assert m.completion_tokens == 2 and m.prompt_tokens == 0 and m.stopped
     assert m.total_ms == pytest.approx(200.0)
+
+
+def test_metrics_line_shows_reuse_prefill_and_budget():
+    from docchat.i18n import metrics_line
+
+    m = {"model": {"ttft_ms": 900.0}, "prompt_tokens": 1800, "completion_tokens": 20,
+         "prompt_reused": 1500, "prefill_ms": 2400.0,
+         "budget": {"prompt_budget": 1800, "target_s": 15.0, "rate": 120.0}}
+    line = metrics_line(m)
+    assert "1,800 tokens in" in line and "1,500 reused" in line and "read in 2.4 s" in line
+    assert "budget 1,800 tokens (15 s at 120 tokens/s)" in line
+    whole = metrics_line({**m, "budget": {"prompt_budget": None}})
+    assert "whole window" in whole
+    assert "预算 1,800 词元" in metrics_line(m, "zh")
+
+
+def test_progress_line_always_has_a_moving_figure():
+    from docchat.backends import PrefillProgress
+    from docchat.i18n import progress_fraction, progress_line
+
+    p = PrefillProgress(done=3100, total=7537, reused=0, rate=125.0, eta_s=35.4)
+    assert progress_line(p, 12.3) == ("Reading 7,537 tokens of context: 3,100 done, ~35 s left "
+                                      "(12 s)")
+    assert progress_fraction(p) == pytest.approx(3100 / 7537)
+    reused = PrefillProgress(done=5000, total=6000, reused=4800, rate=100.0, eta_s=10.0)
+    assert "4,800 reused from the last question" in progress_line(reused, 1.0)
+    assert progress_line(None, 1.25) == "Waiting for the model… (1.2 s)"
+    assert progress_line(None, 1.25) != progress_line(None, 1.35)  # the clock moves
+    unknown = PrefillProgress(done=0, total=0, known=False)
+    assert "does not report its progress" in progress_line(unknown, 3.0)
+    assert progress_fraction(unknown) is None
+    assert progress_line(PrefillProgress(10, 10), 4.0).startswith("Read 10 tokens")

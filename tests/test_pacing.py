@@ -201,8 +201,37 @@ def test_no_catch_up_when_max_lag_is_zero():
 
 def test_holds_back_partial_words():
     pieces = ["Hel", "lo wor", "ld", " 中", "华人民", "共和国", "。"]
-    _, out, _ = run(pieces, PacingConfig(**EVEN))
+    _, out, _ = run(pieces, PacingConfig(**EVEN, first_immediate=False))
     assert out == ["Hello", " world", " 中华人民共和国。"]
+    # The first words on screen never wait for the next piece; later partial words do.
+    _, out, _ = run(pieces, PacingConfig(**EVEN))
+    assert out == ["Hel", "lo", " world", " 中华人民共和国。"]
+
+
+@pytest.mark.parametrize("first", ["Hel", "默认", "The"])
+def test_first_chunk_shown_when_its_piece_arrives(first):
+    clock = VirtualClock()
+    schedule = [(0.5, first), (0.9, "lo there"), (1.0, " and more")]
+    pacer = Pacer(PacingConfig(**EVEN), clock=clock, sleep=clock.sleep)
+    out = list(pacer.pace(timed_source(clock, schedule), started_at=0.0))
+    assert out[0] == first and "".join(out) == "".join(p for _, p in schedule)
+    assert pacer.display_times[0] - pacer.model_times[0] <= 0.02  # within one tick
+
+
+def test_human_paced_presets_keep_their_schedule_on_long_answers():
+    from docchat.presets import PRESETS
+
+    for name in ("quick", "long", "code"):
+        assert PRESETS[name].pacing.max_lag == 0
+    # A long answer from a fast model: every gap stays within the schedule's range.
+    schedule = [(i * 0.01, f" w{i}") for i in range(300)]  # 100 pieces/s
+    clock = VirtualClock()
+    cfg = PRESETS["quick"].pacing
+    pacer = Pacer(cfg, clock=clock, sleep=clock.sleep)
+    out = list(pacer.pace(timed_source(clock, schedule), started_at=0.0))
+    assert "".join(out) == "".join(p for _, p in schedule)
+    assert min(gaps(pacer)) >= cfg.min_delay - 1e-9 and not any(s.catching_up for s in pacer.shown)
+    assert pacer.model_times[-1] == pytest.approx(2.99)  # the model was not held back
 
 
 def test_stop_ends_at_once_and_closes_source():

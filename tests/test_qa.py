@@ -24,7 +24,7 @@ def test_answer_streams_and_reports_metrics():
     answer = ask([doc()], "What is on page two?", EchoBackend(), preset="raw")
     text = "".join(answer)
     assert text == answer.text and text.startswith("Echo: What is on page two?")
-    assert "[p. 1]" in text  # the echo backend quotes the first page marker it was given
+    assert "[p. 1]" in answer.packed.text  # the pages went into the prompt with markers
     assert answer.done and not answer.stopped
     m = answer.metrics
     assert m["completion_tokens"] == len(text.split()) and m["prompt_tokens"] > 0
@@ -62,7 +62,7 @@ def test_preset_and_overrides_reach_the_request():
             seen["temperature"] = request.temperature
             yield from super().stream(request)
 
-    answer = ask([doc()], "q", Recording(), preset="raw",
+    answer = ask([doc()], "q", Recording(reply="one two three four five"), preset="raw",
                  overrides={"max_new_tokens": 3, "temperature": 0.7})
     assert len("".join(answer).split()) == 3
     assert seen == {"max_new_tokens": 3, "temperature": 0.7}
@@ -98,3 +98,103 @@ def test_queue_position_reported_while_another_answer_runs():
     assert rest and second.text == "a b c d e f"
     assert positions[0] == 1 and positions[-1] == 0
     assert second.metrics["queue_ms"] > 0
+
+
+def big_doc(n_sections=60, words=80) -> Document:
+    """Many sections, each about one topic word, so packing must choose."""
+    topics = ["port", "warranty", "vector", "network", "install"]
+    pages, sections = [], []
+    for i in range(n_sections):
+        topic = topics[i % len(topics)]
+        text = f"The {topic} rule number {i} says this. " + "filler " * words
+        pages.append(Page(i + 1, text))
+        sections.append(Section(i, (f"{i + 1} {topic.title()}",), 1, i + 1, i + 1, "prose",
+                                (Block("prose", text, i + 1),), tokens=words + 10))
+    return Document(path="big.txt", sha256="1" * 64, name="big.txt", kind="text", pages=pages,
+                    sections=sections, tokens=(words + 10) * n_sections, tokenizer="echo")
+
+
+@pytest.mark.parametrize("rate", [150.0, 300.0])
+def test_prompt_budget_follows_the_measured_prefill_rate(rate):
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: rate  # what the backend measured
+    answer = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
+    "".join(answer)
+    b = answer.metrics["budget"]
+    assert b["prompt_budget"] == int(rate * 10) and b["rate"] == rate and b["target_s"] == 10
+    assert answer.packed.tokens <= int(rate * 10)
+    assert answer.budget.context_window == int(rate * 10) + 512
+    assert answer.metrics["prompt_tokens"] == answer.packed.tokens
+
+
+def test_whole_window_unknown_rate_or_no_target_reads_the_window():
+    slow = EchoBackend(context_window=8192)
+    slow.prefill_rate = lambda: 120.0
+    budgeted = ask([big_doc()], "port?", slow, preset="raw", ttft_target=10)
+    whole = ask([big_doc()], "port?", slow, preset="raw", ttft_target=10, whole_window=True)
+    assert budgeted.packed.tokens <= 1200 < whole.packed.tokens
+    assert whole.budget.prompt_budget is None and whole.budget.whole_window
+    unknown = ask([big_doc()], "port?", EchoBackend(), preset="raw", ttft_target=10)
+    assert unknown.budget.prompt_budget is None  # echo without prefill_tps: rate unknown
+    assert unknown.packed.tokens == whole.packed.tokens
+    off = ask([big_doc()], "port?", slow, preset="raw", ttft_target=0)
+    assert off.budget.prompt_budget is None
+
+
+def test_a_very_slow_backend_still_gets_a_useful_budget():
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 5.0  # 50 tokens in 10 s would leave no evidence
+    answer = ask([big_doc()], "port?", backend, preset="raw", ttft_target=10)
+    assert answer.budget.prompt_budget == 1024
+
+
+def test_evidence_is_ready_before_the_answer_is_read():
+    answer = ask([big_doc()], "What does the warranty rule say?", EchoBackend(), preset="raw")
+    assert answer.evidence and not answer.text  # ready at once, nothing generated yet
+    assert all("warranty" in s.text for e in answer.evidence for s in e.sentences)
+    assert answer.evidence_ms is not None and answer.evidence_ms >= 0
+    "".join(answer)
+    assert answer.metrics["evidence"][0]["sentences"][0]["text"].startswith("The warranty rule")
+    assert answer.metrics["sections"] == [list(s) for s in answer.packed.sections]
+
+
+def test_progress_events_rise_to_the_total_before_the_first_token():
+    seen, first_token_at = [], []
+    backend = EchoBackend(reply="one two", prefill_tps=4000)
+    answer = ask([big_doc(n_sections=10)], "port?", backend, preset="raw",
+                 on_progress=lambda p: seen.append((p, first_token_at[:])))
+    for _ in answer:
+        first_token_at.append(True)
+    done = [p.done for p, _ in seen]
+    assert len(done) >= 3 and done == sorted(done) and done[-1] == seen[-1][0].total
+    assert all(not before for _, before in seen)  # every event came before the first token
+    assert answer.progress.done == answer.progress.total == answer.metrics["prompt_tokens"]
+    assert answer.metrics["prefill_ms"] is not None
+
+
+def test_stop_during_prefill_ends_before_any_token():
+    backend = EchoBackend(reply="one two", prefill_tps=200)
+    answer = ask([big_doc(n_sections=10)], "port?", backend, preset="raw")
+    answer.on_progress = lambda p: p.done >= 40 and answer.stop()
+    t = threading.Thread(target=lambda: "".join(answer))
+    t.start()
+    t.join(5)
+    assert not t.is_alive() and answer.text == "" and answer.stopped
+    assert answer.progress.done < answer.progress.total
+    assert backend.queue.depth == 0  # the queue is free for the next question
+
+
+def test_previous_sections_reach_the_packer(monkeypatch):
+    import docchat.qa as qa
+
+    seen = {}
+    real = qa.pack
+
+    def pack(*args, previous_sections=None, **kw):
+        seen["previous"] = previous_sections
+        return real(*args, **kw)
+
+    monkeypatch.setattr(qa, "pack", pack)
+    "".join(ask([big_doc()], "port?", EchoBackend(), preset="raw",
+                previous_sections=[[None, 3], ["big.txt", 5]]))
+    assert seen["previous"] == [(None, 3), ("big.txt", 5)]  # JSON lists back to tuples

@@ -1,0 +1,230 @@
+"""Responsiveness bench: evidence, first token, cache reuse and Stop on the default backend.
+
+On the bundled SmolLM2 (llama.cpp) and a 100+ page document from ../shared/corpus, as a user
+of the app would meet them (docchat.qa.ask, preset raw, the default first-token target):
+1. a first question and three follow-ups, each passing the previous answer's packed sections
+   on (the app does the same): time from the question to the evidence, to the first answer
+   token, prompt tokens new vs reused, prefill time, the budget used;
+2. side by side, raw llama-cpp-python on a second Llama load of the same GGUF: plain
+   ``Llama.eval`` of the same prompt tokens, from an empty cache (what reading the whole
+   prompt costs) and of the same new tokens after the same reused prefix;
+3. Stop during prefill (a whole-window question, stopped once the backend has read a
+   quarter) and during decode (after 5 answer pieces): time from Stop to the end of the
+   stream, and how long a second request then waited in the queue.
+Goals: evidence <= 1 s; first token <= 15 s at the default target; each follow-up's first
+token <= 25% of the first question's; Stop <= 0.5 s in either phase.
+
+Usage: python bench/responsiveness.py [--doc PATH] [--target 15] [--new-tokens 48] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from docchat.backends import GenerationRequest, Message  # noqa: E402
+from docchat.config import Settings  # noqa: E402
+from docchat.library import ingest_path  # noqa: E402
+from docchat.qa import ask  # noqa: E402
+from docchat.store import SessionStore  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "pdf"
+DEFAULT_DOC = CORPUS / "debian-policy.pdf"
+QUESTIONS = {
+    "debian-policy.pdf": [
+        "What are the rules for the Version field of a Debian package?",
+        "What does the epoch part of a version mean?",
+        "And which characters may the upstream_version contain?",
+        "How are two version numbers compared?",
+    ],
+    "reportlab-userguide.pdf": [
+        "How do I draw a string on a canvas?",
+        "How do I change the font of that string?",
+        "And how do I set its colour?",
+        "How do I save the PDF file at the end?",
+    ],
+}
+GOALS = {"evidence_s": 1.0, "first_token_s": 15.0, "follow_up_ratio": 0.25, "stop_s": 0.5}
+
+
+def run_question(documents, question, backend, store, history, previous, target, new_tokens,
+                 whole_window=False):
+    """Ask one question; (result row, answer)."""
+    doc_ids = [d.id for d in documents]
+    started = time.perf_counter()
+    answer = ask(documents, question, backend, history=history, preset="raw",
+                 overrides={"max_new_tokens": new_tokens}, ttft_target=target,
+                 whole_window=whole_window, previous_sections=previous, started_at=started,
+                 search=lambda q: store.search_sections(q, doc_ids))
+    first = None
+    for _ in answer:
+        if first is None:
+            first = time.perf_counter() - started
+    m = answer.metrics
+    row = {"question": question, "evidence_s": round(answer.evidence_ms / 1000, 3),
+           "evidence_sections": len(answer.evidence),
+           "first_token_s": None if first is None else round(first, 2),
+           "prompt_tokens": m["prompt_tokens"], "reused": m.get("prompt_reused", 0),
+           "new": m["prompt_tokens"] - (m.get("prompt_reused") or 0),
+           "prefill_s": None if m.get("prefill_ms") is None else round(m["prefill_ms"] / 1000, 2),
+           "budget": m["budget"]["prompt_budget"], "rate": m["budget"]["rate"],
+           "completion_tokens": m["completion_tokens"]}
+    return row, answer
+
+
+def raw_prefill(raw, tokens: list[int], reused: int) -> dict:
+    """Plain Llama.eval: the whole prompt from an empty cache, and the new part after the
+    same reused prefix."""
+    raw.reset()
+    t = time.perf_counter()
+    raw.eval(tokens)
+    full = time.perf_counter() - t
+    new = None
+    if reused:
+        raw.reset()
+        raw.eval(tokens[:reused])
+        t = time.perf_counter()
+        raw.eval(tokens[reused:])
+        new = time.perf_counter() - t
+    return {"raw_full_s": round(full, 2), "raw_new_s": round(new if new is not None else full, 2)}
+
+
+def stop_run(documents, question, backend, store, phase: str, new_tokens: int) -> dict:
+    """Stop during prefill or decode: seconds from Stop to the stream's end, and a second
+    request's wait in the queue right after."""
+    doc_ids = [d.id for d in documents]
+    cancel = threading.Event()
+    reading, pieces = threading.Event(), []
+    answer = ask(documents, question, backend, preset="raw", cancel=cancel,
+                 overrides={"max_new_tokens": 256 if phase == "decode" else new_tokens},
+                 whole_window=phase == "prefill", search=lambda q: store.search_sections(q, doc_ids))
+    events = []
+
+    def progress(p) -> None:
+        events.append(p)
+        if p.total and p.done - p.reused >= 0.25 * (p.total - p.reused):
+            reading.set()
+
+    answer.on_progress = progress
+    ended = {}
+
+    def consume() -> None:
+        for chunk in answer:
+            pieces.append(chunk)
+            if len(pieces) == 5:
+                reading.set()
+        ended["at"] = time.perf_counter()
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    reading.wait(180)
+    stopped_at = time.perf_counter()
+    answer.stop()
+    second = GenerationRequest([Message("user", "Hi")], max_new_tokens=1)
+    waiter = threading.Thread(target=lambda: list(backend.stream(second)))
+    waiter.start()
+    thread.join(60)
+    waiter.join(60)
+    stats = answer.metrics
+    return {"phase": phase, "stop_s": round(ended.get("at", float("nan")) - stopped_at, 3),
+            "queue_wait_after_s": round(second.stats.queue_ms / 1000, 3),
+            "pieces_before_stop": len(pieces), "progress_events": len(events),
+            "prompt_tokens": stats.get("prompt_tokens"),
+            "read_when_stopped": events[-1].done if events else None,
+            "finish_reason": answer.metrics.get("finish_reason")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="a 100+ page PDF")
+    ap.add_argument("--target", type=float, default=Settings().ttft_target,
+                    help="first-token target in seconds (the default setting)")
+    ap.add_argument("--new-tokens", type=int, default=48, help="answer tokens per question")
+    ap.add_argument("--no-raw", action="store_true", help="skip the raw llama-cpp-python side")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    args = ap.parse_args()
+    from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path, load_llama
+
+    settings = Settings.from_env()
+    tmp = Path(tempfile.mkdtemp(prefix="docchat-resp-"))
+    store = SessionStore.open(tmp / "bench.db")
+    t = time.perf_counter()
+    backend = LlamaCppBackend(settings.model, settings.n_ctx, settings.n_threads)
+    load_s = time.perf_counter() - t
+    t = time.perf_counter()
+    result = ingest_path(store, args.doc, tokenizer=backend)
+    if result.error:
+        raise SystemExit(result.error)
+    doc = result.document
+    ingest_s = time.perf_counter() - t
+    questions = QUESTIONS.get(args.doc.name, QUESTIONS["debian-policy.pdf"])
+    rate_at_start = backend.prefill_rate() if hasattr(backend, "prefill_rate") else None
+
+    rows, history, previous, answers = [], [], None, []
+    for q in questions:
+        row, answer = run_question([doc], q, backend, store, history, previous, args.target,
+                                   args.new_tokens)
+        rows.append(row)
+        answers.append(answer)
+        history += [Message("user", q), Message("assistant", answer.text)]
+        previous = answer.packed.sections
+    if not args.no_raw:
+        raw = load_llama(settings.model or bundled_model_path(), settings.n_ctx,
+                         settings.n_threads)
+        for row, answer in zip(rows, answers):
+            tokens = backend.prompt_tokens(answer.packed.messages)
+            row.update(raw_prefill(raw, tokens, row["reused"]))
+        del raw
+    stops = [stop_run([doc], questions[0], backend, store, phase, args.new_tokens)
+             for phase in ("prefill", "decode")]
+
+    first = rows[0]["first_token_s"] or float("nan")
+    follow = [r["first_token_s"] / first if r["first_token_s"] else None for r in rows[1:]]
+    out = {
+        "model": backend.model, "document": args.doc.name, "pages": len(doc.pages),
+        "doc_tokens": doc.tokens, "window": backend.context_window,
+        "threads": settings.n_threads or os.cpu_count(), "target_s": args.target,
+        "prefill_rate_at_start": rate_at_start, "load_s": round(load_s, 2),
+        "ingest_s": round(ingest_s, 2), "questions": rows, "stops": stops,
+        "follow_up_ratios": [None if f is None else round(f, 3) for f in follow],
+        "goals": GOALS,
+        "met": {
+            "evidence": all(r["evidence_s"] <= GOALS["evidence_s"] for r in rows),
+            "first_token": first <= GOALS["first_token_s"],
+            "follow_up": all(f is not None and f <= GOALS["follow_up_ratio"] for f in follow),
+            "stop": all(s["stop_s"] <= GOALS["stop_s"] for s in stops),
+        },
+    }
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"Responsiveness bench: {out['model']}, {out['document']} ({out['pages']} pages, "
+          f"{out['doc_tokens']:,} tokens), window {out['window']:,}, {out['threads']} thread(s), "
+          f"target {args.target:g} s, prefill rate at start {rate_at_start}\n")
+    print(f"{'#':2} {'evidence':>8} {'1st tok':>8} {'prompt':>7} {'new':>6} {'reused':>7} "
+          f"{'prefill':>8} {'raw full':>8} {'raw new':>8} {'budget':>7}")
+    for i, r in enumerate(rows):
+        print(f"{i:2} {r['evidence_s']:7.3f}s {r['first_token_s'] or 0:7.2f}s "
+              f"{r['prompt_tokens']:7,} {r['new']:6,} {r['reused']:7,} "
+              f"{(r['prefill_s'] or 0):7.2f}s {r.get('raw_full_s', 0):7.2f}s "
+              f"{r.get('raw_new_s', 0):7.2f}s {r['budget'] or 'whole':>7}")
+    print("\nfollow-up first token / first question's: "
+          + ", ".join("–" if f is None else f"{f:.0%}" for f in follow))
+    for s in stops:
+        print(f"Stop during {s['phase']:7}: stream ended {s['stop_s'] * 1000:.0f} ms after Stop; "
+              f"next request waited {s['queue_wait_after_s'] * 1000:.0f} ms "
+              f"(read {s['read_when_stopped']} of {s['prompt_tokens']} prompt tokens, "
+              f"{s['pieces_before_stop']} pieces shown)")
+    print("\ngoals met: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in out["met"].items()))
+
+
+if __name__ == "__main__":
+    main()
