@@ -71,6 +71,12 @@ def m004_embeddings(db: Database) -> None:
                             pk=("sha256", "model"))
 
 
+@migrations()
+def m005_pages_ocr(db: Database) -> None:
+    # 1 where the page's text was read by OCR (answers citing it say so); H5, issue 12.
+    db["pages"].add_column("ocr", int, not_null_default=0)
+
+
 @dataclass(frozen=True)
 class Turn:
     id: int
@@ -128,8 +134,8 @@ class SessionStore:
                  json.dumps(doc.warnings, ensure_ascii=False), time.time(), seconds])
             doc_id = cur.lastrowid
             self.db.conn.executemany(
-                "INSERT INTO pages (doc_id, number, label, text) VALUES (?,?,?,?)",
-                [(doc_id, p.number, p.label, p.text) for p in doc.pages])
+                "INSERT INTO pages (doc_id, number, label, text, ocr) VALUES (?,?,?,?,?)",
+                [(doc_id, p.number, p.label, p.text, int(p.ocr)) for p in doc.pages])
             self.db.conn.executemany(
                 "INSERT INTO sections (doc_id, idx, heading_path, level, page_start, page_end,"
                 " kind, tokens, blocks) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -160,8 +166,8 @@ class SessionStore:
         row = self.document_row(doc_id)
         if row is None:
             raise KeyError(doc_id)
-        pages = [Page(number=r[0], label=r[1], text=r[2]) for r in self.db.execute(
-            "SELECT number, label, text FROM pages WHERE doc_id = ? ORDER BY number", [doc_id])]
+        pages = [Page(number=r[0], label=r[1], text=r[2], ocr=bool(r[3])) for r in self.db.execute(
+            "SELECT number, label, text, ocr FROM pages WHERE doc_id = ? ORDER BY number", [doc_id])]
         sections = []
         for r in self.db.execute(
                 "SELECT idx, heading_path, level, page_start, page_end, kind, tokens, blocks"

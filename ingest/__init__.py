@@ -3,21 +3,25 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import clean_pages, strip_running_lines
 from ingest.document import Block, Document, Page, Section
-from ingest.pdf import check_text_layer, extract_pages
+from ingest.ocr import OcrCancelled, OcrProgress, apply_ocr
+from ingest.pdf import OCR, check_text_layer, extract_pages
 from ingest.segment import cjk_ratio
 from ingest.structure import build_sections
 from ingest.text import read_text, split_pages
 from ingest.tokens import TokenCounter, count_many, count_tokens, tokenizer_name
 
 __all__ = [
-    "SUPPORTED_SUFFIXES", "Block", "Document", "DocumentError", "Page", "PasswordRequired",
+    "SUPPORTED_SUFFIXES", "Block", "Document", "DocumentError", "OcrCancelled", "OcrProgress", "Page",
+    "PasswordRequired",
     "Section", "count_tokens", "load_document", "tokenizer_name",
 ]
 
@@ -57,12 +61,17 @@ def _language(pages: list[Page]) -> str:
 
 
 def load_document(path: str | Path, password: str | None = None, max_mb: float = 200.0,
-                  tokenizer: TokenCounter | None = None) -> Document:
+                  tokenizer: TokenCounter | None = None, *, on_ocr_progress: Callable[[OcrProgress], None] | None = None,
+                  cancel: threading.Event | None = None, ocr_max_pages: int | None = None) -> Document:
     """Read a PDF, text or Markdown file into a Document: cleaned pages, sections and token counts.
 
     Section.tokens counts the section's text (its blocks, not its heading); Document.tokens
-    is their sum. Raises DocumentError (PasswordRequired for encrypted PDFs) with a message
-    for the user.
+    is their sum. PDF pages without a usable text layer (scans; garbage or unmapped text)
+    are OCR'd (Page.ocr): on_ocr_progress gets an OcrProgress before the first and after
+    each OCR'd page, setting `cancel` stops OCR (OcrCancelled), and ocr_max_pages (default
+    DOCCHAT_OCR_MAX_PAGES, else 300; 0 = off) caps the pages OCR'd. Documents with a good text
+    layer never start OCR. Raises DocumentError (PasswordRequired for encrypted PDFs) with
+    a message for the user.
     """
     path = Path(path)
     _check_file(path, max_mb)
@@ -74,7 +83,9 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
     if suffix == ".pdf":
         kind = "pdf"
         raw = extract_pages(path, password)
-        check_text_layer(path.name, raw)
+        hint = apply_ocr(path, password, raw, on_progress=on_ocr_progress, cancel=cancel, max_pages=ocr_max_pages)
+        check_text_layer(path.name, raw, hint)
+        ocr_flags = [s == OCR for s in raw.status]
         warnings.extend(raw.warnings)
         cleaned = clean_pages(raw.normalized, normalized=True) if raw.normalized else clean_pages(raw.pages)
         texts, removed = strip_running_lines(cleaned, raw.labels)
@@ -89,12 +100,13 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
         if "\f" in text:  # real pages: they may carry running headers
             texts, removed = strip_running_lines(texts)
         labels = [None] * len(texts)
+        ocr_flags = [False] * len(texts)
         logger.debug("%s decoded as %s", path.name, encoding)
         if not any(t.strip() for t in texts):
             raise DocumentError(f"{path.name} contains only whitespace; choose a file with content.")
     pages = [
-        Page(number=i, text=t, label=(lab if lab and lab != str(i) else None))
-        for i, (t, lab) in enumerate(zip(texts, labels), start=1)
+        Page(number=i, text=t, label=(lab if lab and lab != str(i) else None), ocr=ocr)
+        for i, (t, lab, ocr) in enumerate(zip(texts, labels, ocr_flags), start=1)
     ]
     sections = build_sections(pages, outline=outline or None, markdown=kind == "markdown")
     counts = count_many([s.text for s in sections], tokenizer)

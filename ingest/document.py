@@ -12,6 +12,7 @@ class Page:
     number: int  # 1-based physical page index
     text: str  # cleaned text
     label: str | None = None  # printed page label ("iv", "12") where the PDF has one
+    ocr: bool = False  # the text was read by OCR from the page image (answers citing it say so)
 
     @property
     def marker(self) -> str:

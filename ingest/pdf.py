@@ -48,7 +48,8 @@ class PdfText:
     warnings: list[str] = field(default_factory=list)
     # normalize_page(text) of each page, done by the (parallel) readers; clean_pages goes on from it.
     normalized: list[str] = field(default_factory=list)
-    # Per page: OK, or GARBAGE/IMAGE (no usable text layer: an OCR candidate) or BROKEN.
+    # Per page: OK, GARBAGE/IMAGE (no usable text layer: an OCR candidate), OCR (text read
+    # by OCR, see ingest.ocr) or BROKEN.
     status: list[str] = field(default_factory=list)
 
     def pages_with(self, status: str) -> list[int]:
@@ -107,7 +108,7 @@ def _labels(pdf: pdfium.PdfDocument, n_pages: int) -> list[str | None]:
 
 
 # Page status from the readers: why a page's text layer is not used as it is.
-OK, GARBAGE, IMAGE, BROKEN = "", "garbage", "image", "broken"
+OK, GARBAGE, IMAGE, BROKEN, OCR = "", "garbage", "image", "broken", "ocr"
 _Row = tuple[str, str, str]  # raw text, normalize_page(raw text), status
 # A page with fewer visible characters than this and a large image is a scan: OCR it.
 _MIN_CHARS_TEXT_PAGE = 20
@@ -253,25 +254,29 @@ def _split(n: int, parts: int) -> list[tuple[int, int]]:
     return [(bounds[k], bounds[k + 1]) for k in range(parts)]
 
 
-def check_text_layer(name: str, raw: PdfText, hint: str = OCR_HINT, garbage_hint: str = FORCE_OCR_HINT) -> None:
-    """Raise DocumentError when too little of the document has a usable text layer; else
-    add a warning for pages whose garbage text was dropped (call after any OCR).
+def check_text_layer(name: str, raw: PdfText, hint: str | None = None) -> None:
+    """Raise DocumentError when too little of the document has a usable text layer (after
+    any OCR); `hint` says why pages were not OCR'd. Else warn of garbage pages dropped.
     """
     n = len(raw.pages)
     garbage = raw.pages_with(GARBAGE)
     visible = sum(len(t.strip()) for t in raw.pages)
     with_text = sum(1 for t in raw.pages if t.strip()) + len(garbage)
     if garbage and len(garbage) >= 0.9 * with_text or visible < _MIN_CHARS_PER_PAGE * n / 2 and visible < 2000:
+        what = "its page" if n == 1 else "its pages"
+        if raw.pages_with(OCR):
+            raise DocumentError(f"{name}: OCR found no text on {what} (images without text?); "
+                                "check that it is the right file.")
         if garbage:
-            raise DocumentError(f"{name} has only a garbage text layer (bad OCR); {garbage_hint}.")
-        what = "its page is an image" if n == 1 else "its pages are images"
-        raise DocumentError(f"{name} has no text layer ({what}, e.g. a scan); OCR is needed: {hint}.")
-    if garbage:
-        raw.warnings.append(f"Dropped page(s) {_numbers(garbage)}: the text layer is garbage (bad OCR); "
+            raise DocumentError(f"{name} has only a garbage text layer (bad OCR); {hint or FORCE_OCR_HINT}.")
+        images = "its page is an image" if n == 1 else "its pages are images"
+        raise DocumentError(f"{name} has no text layer ({images}, e.g. a scan); OCR is needed: {hint or OCR_HINT}.")
+    if garbage and hint is None:
+        raw.warnings.append(f"Dropped page(s) {numbers_text(garbage)}: the text layer is garbage (bad OCR); "
                             "re-run OCR with `ocrmypdf --force-ocr` to read them.")
 
 
-def _numbers(pages: list[int], most: int = 20) -> str:
+def numbers_text(pages: list[int], most: int = 20) -> str:
     """ "3, 7, 12" (the first `most`, then "and N more")."""
     shown = ", ".join(map(str, pages[:most]))
     return shown + (f" and {len(pages) - most} more" if len(pages) > most else "")
@@ -279,7 +284,7 @@ def _numbers(pages: list[int], most: int = 20) -> str:
 
 # PDFium is not thread-safe: one document at a time per process (Streamlit runs each
 # browser session in its own thread).
-_PDFIUM_LOCK = threading.Lock()
+PDFIUM_LOCK = threading.Lock()
 
 
 def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
@@ -288,7 +293,7 @@ def extract_pages(path: str | Path, password: str | None = None) -> PdfText:
     Long documents are read by one process per core (forked; see ingest.parallel),
     with the same result as reading them here.
     """
-    with _PDFIUM_LOCK:
+    with PDFIUM_LOCK:
         return _extract_pages(path, password)
 
 
@@ -314,9 +319,9 @@ def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         if len(broken) == n:
             raise DocumentError(f"{name}: no page could be loaded (damaged page objects); re-download or re-export it.")
         if broken:
-            warnings.append(f"Skipped page(s) {_numbers(broken)}: PDFium could not load them (damaged page "
+            warnings.append(f"Skipped page(s) {numbers_text(broken)}: PDFium could not load them (damaged page "
                             "objects); the other pages were read.")
-            logger.warning("%s: skipped damaged page(s) %s", name, _numbers(broken))
+            logger.warning("%s: skipped damaged page(s) %s", name, numbers_text(broken))
         title = (pdf.get_metadata_value("Title") or "").strip()
         return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title, warnings=warnings,
                        normalized=[normal for _, normal, _ in results], status=status)

@@ -61,9 +61,11 @@ def test_encrypted_pdf_needs_password():
         ingest.load_document(DATA / "graph-encrypted.pdf")
     with pytest.raises(PasswordRequired, match="Wrong password"):
         ingest.load_document(DATA / "graph-encrypted.pdf", password="nope")
-    # the right password opens it; its only page is a picture
-    with pytest.raises(DocumentError, match="no text layer .*image.*ocrmypdf") as err:
-        ingest.load_document(DATA / "graph-encrypted.pdf", password="user")
+    # the right password opens it; its only page is a picture of a chart, read by OCR
+    doc = ingest.load_document(DATA / "graph-encrypted.pdf", password="user")
+    assert doc.pages[0].ocr and "intelligent design" in doc.text
+    with pytest.raises(DocumentError, match="no text layer .*image.*OCR is off") as err:
+        ingest.load_document(DATA / "graph-encrypted.pdf", password="user", ocr_max_pages=0)
     assert not isinstance(err.value, PasswordRequired)
 
 
@@ -73,14 +75,21 @@ def test_empty_user_password_opens():
 
 
 @pytest.mark.parametrize("name", ["linn.pdf", "scanned.pdf"])
-def test_scanned_pdf_has_no_text_layer(name):
-    with pytest.raises(DocumentError, match="no text layer.*OCR is needed.*ocrmypdf"):
-        ingest.load_document(DATA / name)
+def test_scanned_pdf_without_ocr_has_no_text_layer(name):
+    with pytest.raises(DocumentError, match="no text layer.*OCR is needed.*OCR is off"):
+        ingest.load_document(DATA / name, ocr_max_pages=0)
+
+
+def test_scanned_pdf_ocr_finds_no_text():
+    with pytest.raises(DocumentError, match="OCR found no text on its page"):  # a gray ramp
+        ingest.load_document(DATA / "scanned.pdf")
 
 
 def test_garbage_ocr_layer():
-    with pytest.raises(DocumentError, match="garbage text layer.*ocrmypdf --force-ocr"):
-        ingest.load_document(DATA / "garbage-ocr.pdf")
+    with pytest.raises(DocumentError, match="garbage text layer.*OCR is off.*ocrmypdf"):
+        ingest.load_document(DATA / "garbage-ocr.pdf", ocr_max_pages=0)
+    raw = extract_pages(DATA / "garbage-ocr.pdf")
+    assert raw.status == ["garbage", "garbage"] and raw.pages == ["", ""]
 
 
 def test_garbage_page_dropped_with_warning(tmp_path):
@@ -91,9 +100,11 @@ def test_garbage_page_dropped_with_warning(tmp_path):
     pages = headers_pdf()
     pages.append({"image": True, "invisible": True, "lines": [(40.0, "sw | \\ + ~= ;: | t= 1] }{ ~ {note 2] |; \\ ^")]})
     write_pdf(tmp_path / "mixed.pdf", pages)
-    doc = ingest.load_document(tmp_path / "mixed.pdf")
+    doc = ingest.load_document(tmp_path / "mixed.pdf", ocr_max_pages=0)
     assert doc.pages[6].text == ""
-    assert any("page(s) 7" in w and "garbage" in w for w in doc.warnings)
+    assert any("Page(s) 7" in w and "not OCR'd" in w for w in doc.warnings)
+    doc = ingest.load_document(tmp_path / "mixed.pdf")  # OCR'd instead: its image has no text
+    assert doc.pages[6].ocr and doc.pages[6].text == "" and not doc.warnings
 
 
 def test_zero_byte_unsupported_and_too_large(tmp_path):
@@ -159,9 +170,9 @@ def test_parallel_extraction_equals_serial(monkeypatch, headers_doc, tmp_path):
 def test_parallel_extraction_keeps_garbage_pages_and_errors(monkeypatch):
     calls = _spy_run_split(monkeypatch)
     with pytest.raises(DocumentError, match="garbage text layer"):
-        ingest.load_document(DATA / "garbage-ocr.pdf")
+        ingest.load_document(DATA / "garbage-ocr.pdf", ocr_max_pages=0)
     with pytest.raises(DocumentError, match="no text layer"):
-        ingest.load_document(DATA / "scanned.pdf")
+        ingest.load_document(DATA / "scanned.pdf", ocr_max_pages=0)
     assert calls == [2]  # garbage-ocr.pdf went through the forked readers; scanned.pdf has 1 page
 
 

@@ -1,0 +1,125 @@
+"""OCR of pages without a usable text layer (Tesseract, Debian's eng and chi_sim models)."""
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ingest
+from ingest import ocr
+from ingest.errors import DocumentError
+from ingest.ocr import OcrCancelled
+
+DATA = Path(__file__).parent / "data"
+
+
+def char_accuracy(got: str, truth: str, cjk: bool = False) -> float:
+    """1 - edit distance / len(truth), after NFKC and collapsing (CJK: removing) whitespace."""
+    def norm(t: str) -> str:
+        t = unicodedata.normalize("NFKC", t)
+        return re.sub(r"\s+", "", t) if cjk else " ".join(t.split())
+    a, b = norm(got), norm(truth)
+    codes = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
+    ramp = np.arange(len(b) + 1)
+    prev = ramp.copy()
+    for i, ch in enumerate(a, start=1):
+        cur = np.empty_like(prev)
+        cur[0] = i
+        cur[1:] = np.minimum(prev[1:] + 1, prev[:-1] + (codes != ord(ch)))
+        prev = np.minimum.accumulate(cur - ramp) + ramp  # insertions, as one running minimum
+    return max(0.0, 1 - prev[-1] / max(1, len(b)))
+
+
+def test_char_accuracy_measure():
+    assert char_accuracy("kitten", "sitting") == pytest.approx(1 - 3 / 7)
+    assert char_accuracy("a  b\nc", "a b c") == 1.0
+    assert char_accuracy("中 文", "中文", cjk=True) == 1.0
+
+
+def test_scanned_english_page_is_read():
+    doc = ingest.load_document(DATA / "linn.pdf")
+    page = doc.pages[0]
+    assert page.ocr and doc.language == "en"
+    assert char_accuracy(page.text, (DATA / "linn.txt").read_text()) >= 0.9
+    assert "LinnSequencer" in page.text
+
+
+def test_scanned_chinese_page_is_read():
+    doc = ingest.load_document(DATA / "scan-zh.pdf")
+    page = doc.pages[0]
+    assert page.ocr and doc.language == "zh"
+    assert char_accuracy(page.text, (DATA / "scan-zh.txt").read_text(encoding="utf-8"), cjk=True) >= 0.9
+    assert "虚拟控制台" in page.text
+    assert not re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", page.text)  # no spaces between Chinese characters
+
+
+def test_progress_reports_pages_and_eta():
+    seen = []
+    with pytest.raises(DocumentError, match="OCR found no text"):  # its images are gray ramps
+        ingest.load_document(DATA / "garbage-ocr.pdf", on_ocr_progress=seen.append)
+    assert [(p.done, p.total) for p in seen] == [(0, 2), (1, 2), (2, 2)]
+    assert seen[0].eta_s is None and seen[1].eta_s is not None and seen[-1].eta_s == 0
+
+
+def test_cancel_stops_ocr():
+    cancel = threading.Event()
+    seen = []
+
+    def progress(p):
+        seen.append(p.done)
+        if p.done == 1:
+            cancel.set()
+
+    with pytest.raises(OcrCancelled, match="stopped after 1 of 2 pages"):
+        ingest.load_document(DATA / "garbage-ocr.pdf", on_ocr_progress=progress, cancel=cancel)
+    assert seen == [0, 1]
+
+
+def test_text_pdf_never_starts_ocr(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("OCR ran on a PDF with a good text layer")
+
+    monkeypatch.setattr(ocr, "ocr_pages", boom)
+    doc = ingest.load_document(DATA / "headers.pdf")
+    assert not any(p.ocr for p in doc.pages)
+
+
+def test_page_limit_and_unavailable_engine_have_clear_messages(monkeypatch):
+    with pytest.raises(DocumentError, match=r"1 pages need OCR, over the limit of 0|OCR is off"):
+        ingest.load_document(DATA / "linn.pdf", ocr_max_pages=0)
+    monkeypatch.setenv("DOCCHAT_OCR_MAX_PAGES", "0")
+    with pytest.raises(DocumentError, match="OCR is off .DOCCHAT_OCR_MAX_PAGES=0"):
+        ingest.load_document(DATA / "linn.pdf")
+    monkeypatch.delenv("DOCCHAT_OCR_MAX_PAGES")
+    monkeypatch.setattr(ocr, "languages", lambda: frozenset())
+    with pytest.raises(DocumentError, match="no text layer .*OCR is not installed .apt-get install tesseract-ocr"):
+        ingest.load_document(DATA / "linn.pdf")
+
+
+def test_over_the_limit_only_some_pages(tmp_path):
+    """A long text document with two scanned pages over a limit of 1: read, with a warning."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_pdfs", DATA / "make_pdfs.py")
+    make_pdfs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_pdfs)
+    pages = make_pdfs.headers_pdf() + [{"image": True}, {"image": True}]
+    make_pdfs.write_pdf(tmp_path / "mixed.pdf", pages)
+    doc = ingest.load_document(tmp_path / "mixed.pdf", ocr_max_pages=1)
+    assert any("Page(s) 7, 8" in w and "over the limit of 1" in w for w in doc.warnings)
+    assert not any(p.ocr for p in doc.pages)
+
+
+def test_ocr_flag_is_stored():
+    from sqlite_utils import Database
+
+    from docchat.store import SessionStore
+
+    store = SessionStore(Database(memory=True))
+    doc = ingest.load_document(DATA / "graph-encrypted.pdf", password="user")
+    back = store.load_document(store.save_document(doc))
+    assert back.pages == doc.pages and back.pages[0].ocr
