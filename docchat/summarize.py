@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from docchat.backends import Backend, GenerationRequest, Message
+from docchat.citations import MAX_RANGE
 from docchat.errors import BackendError, ContextTooLong, DocchatError
 from docchat.grouping import Group, group_sections, render_passages
 from ingest.document import Block, Document
@@ -28,7 +29,7 @@ __all__ = ["PROMPT_VERSION", "Group", "Summary", "SummaryCancelled", "output_lan
            "summary_messages"]
 
 # Bump when prompts or the output format change: stored summaries are then redone.
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 
 StepCallback = Callable[[int, int, str], None]  # (steps done, steps expected, label)
 
@@ -347,7 +348,26 @@ def render_markdown(doc: Document, summary: Summary, backend_label: str = "") ->
         title = f"# Summary: {doc.title or doc.name}"
     if backend_label:
         meta += f" · {backend_label}"
+    span = page_span(doc)
+    if span:
+        meta += f" · {span}"
     return f"{title}\n\n_{meta}_\n\n{summary.text.strip()}\n"
+
+
+def page_span(doc: Document) -> str:
+    """Page markers for the pages summarised: even a summary citing none opens its pages."""
+    if not doc.pages:
+        return ""
+
+    def label(page) -> str:
+        return str(page.label or page.number) if doc.page_labels else str(page.number)
+
+    first, last = doc.pages[0], doc.pages[-1]
+    if first is last:
+        return f"[p. {label(first)}]"
+    if not doc.page_labels and last.number - first.number < MAX_RANGE:
+        return f"[pp. {first.number}-{last.number}]"
+    return f"[p. {label(first)}] – [p. {label(last)}]"
 
 
 # The package exports this name (docchat.summarize).

@@ -241,3 +241,19 @@ def test_one_line_overview():
     assert one_line_overview("## 概述\n- 这是一份合同。\n") == "这是一份合同。"
     assert one_line_overview("## Key points\n") == "Key points"
     assert len(one_line_overview("word " * 100)) == 160
+
+
+def test_the_summary_file_marks_the_pages_it_covers(apache):
+    from docchat.citations import find_sources
+    from docchat.summarize import page_span
+
+    summary = summarize_document(apache, RecordingBackend(reply="No markers here."))
+    markdown = render_markdown(apache, summary, "echo")
+    assert "_Apache-2.0.txt · 4 pages · single pass · echo · [pp. 1-4]_" in markdown
+    assert [s.page for s in find_sources(markdown, [apache])] == [1, 2, 3, 4]
+    one = _doc([[Block("prose", "Only page.", 1)]])
+    assert page_span(one) == "[p. 1]"
+    labelled = _doc([[Block("prose", "a", 1)], [Block("prose", "b", 2)]], {1: "iv", 2: "v"})
+    labelled.page_labels = True
+    assert page_span(labelled) == "[p. iv] – [p. v]"
+    assert [s.page for s in find_sources(page_span(labelled), [labelled])] == [1, 2]
