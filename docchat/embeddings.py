@@ -25,6 +25,7 @@ MAX_TOKENS = 64  # wordpieces per section text; MiniLM's cost grows with it
 BATCH = 64
 SMALL = 4  # texts encoded on one thread
 CACHE_DOCS = 16
+STORED_AS = f"{MODEL_NAME}/{BODY_WORDS}w/{MAX_TOKENS}t"  # the embeddings table's model key
 
 
 class EmbeddingStore(Protocol):
@@ -117,20 +118,22 @@ class Embedder:
                 logger.info("loaded %s in %.1f s", MODEL_NAME, time.perf_counter() - t)
             return self._encoder
 
-    def vectors(self, doc: Document):
-        """The document's section vectors (rows in section order), computed once."""
+    def vectors(self, doc: Document, store: EmbeddingStore | None = None):
+        """The document's section vectors (rows in section order), computed once: from the
+        in-process cache, else from store (or the embedder's own), else embedded and
+        written to that store."""
         with self._lock:
-            return self._vectors(doc)
+            return self._vectors(doc, store or self.store)
 
-    def _vectors(self, doc: Document):
+    def _vectors(self, doc: Document, store: EmbeddingStore | None):
         import numpy as np
         key = f"{doc.sha256}:{len(doc.sections)}"
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        model = f"{MODEL_NAME}/{BODY_WORDS}w/{MAX_TOKENS}t"
-        data = self.store.get_embeddings(doc.sha256, model) if self.store else None
+        model = STORED_AS
+        data = store.get_embeddings(doc.sha256, model) if store is not None else None
         vecs = None
         if data is not None:
             vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, 384)
@@ -141,26 +144,33 @@ class Embedder:
             vecs = self.encoder().encode([section_text(s, BODY_WORDS) for s in doc.sections])
             logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
                         time.perf_counter() - t)
-            if self.store is not None:
-                self.store.put_embeddings(doc.sha256, model, vecs.tobytes())
+            if store is not None:
+                store.put_embeddings(doc.sha256, model, vecs.tobytes())
         self._cache[key] = vecs
         if len(self._cache) > self.cache_docs:
             self._cache.popitem(last=False)
         return vecs
 
-    def scores(self, question: str, documents: Sequence[Document],
-               keys: Sequence[object]) -> dict[tuple[object, int], float]:
+    def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
+               store: EmbeddingStore | None = None, queries: Sequence = ()
+               ) -> dict[tuple[object, int], float]:
         """Cosine similarity of the question to each section of the English documents,
-        keyed (doc key, section index); empty for a Chinese question or no model."""
+        keyed (doc key, section index). A Chinese question is embedded as the English
+        words of its first query (its dictionary translation); empty when it has none,
+        or without the model."""
         english = [(d, k) for d, k in zip(documents, keys) if d.language != "zh"]
-        if not english or has_cjk(question) or not question.strip() or not self.enabled:
+        text = question
+        if has_cjk(question):
+            words = queries[0].text.split() if queries else []
+            text = " ".join(w for w in words if not has_cjk(w))
+        if not english or not text.strip() or not self.enabled:
             return {}
-        q = self.encoder().encode([question])[0]
+        q = self.encoder().encode([text])[0]
         out: dict[tuple[object, int], float] = {}
         for d, k in english:
             if not d.sections:
                 continue
-            sims = self.vectors(d) @ q
+            sims = self.vectors(d, store) @ q
             for s, v in zip(d.sections, sims):
                 out[(k, s.index)] = float(v)
         return out

@@ -124,3 +124,67 @@ def _render(entries, chosen, headers, counter: Counter | None) -> Outline:
     text = "\n".join(parts)
     tokens = counter.text(text) if counter is not None else 0
     return Outline(text, tokens, dropped, entries, chosen, headers)
+
+
+CHAPTER_TOP = 3  # a chapter scores as the sum of its best sections' scores
+CHAPTER_MIN = 4  # the chapter level is the shallowest with at least this many headings
+
+
+def chapter_depth(entries: Sequence[Entry]) -> int:
+    """The heading depth that divides a document into chapters: the shallowest one with
+    CHAPTER_MIN headings (a lone title heading above the chapters is skipped)."""
+    depths = [e.depth for e in entries]
+    for depth in sorted(set(depths)):
+        if depths.count(depth) >= CHAPTER_MIN:
+            return depth
+    return max(depths, default=1)
+
+
+def best_chapter(documents: Sequence[Document], relevance: Sequence[dict[int, float]]
+                 ) -> tuple[int, int] | None:
+    """(document, entry) of the chapter the question is about: the chapter-level heading
+    whose sections score highest (the sum of its CHAPTER_TOP best); None without hits."""
+    best, best_score = None, 0.0
+    for di, (d, rel) in enumerate(zip(documents, relevance)):
+        if not rel:
+            continue
+        es = entries_of(d)
+        level = chapter_depth(es)
+        hits = sorted(rel)
+        for ei, e in enumerate(es):
+            if e.depth != level:
+                continue
+            lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
+            score = sum(sorted((rel[hits[k]] for k in range(lo, hi)), reverse=True)[:CHAPTER_TOP])
+            if score > best_score:
+                best, best_score = (di, ei), score
+    return best
+
+
+def focus_outline(documents: Sequence[Document], counter: Counter, budget: int,
+                  relevance: Sequence[dict[int, float]], shown: "Outline | None" = None) -> str:
+    """The whole sub-outline, with pages, of the chapter the question is about (see
+    best_chapter), its deepest levels left out first when it does not fit budget tokens;
+    empty when there is no such chapter or the outline shown already holds all of it."""
+    found = best_chapter(documents, relevance)
+    if found is None or budget <= 0:
+        return ""
+    di, ei = found
+    doc, es = documents[di], entries_of(documents[di])
+    top = es[ei]
+    k = ei + 1
+    while k < len(es) and es[k].start < top.end and es[k].depth > top.depth:
+        k += 1
+    sub = list(range(ei, k))
+    if shown is not None and set(sub) <= set(shown.chosen[di]):
+        return ""
+    path = doc.sections[top.start].heading_path[: top.depth]
+    marker = page_marker(doc, doc.sections[top.start].page_start)
+    head = f"- {doc.name}: {' > '.join(path)} {marker}"
+    cut = "  " * (top.depth - 1)
+    for deepest in range(max(es[j].depth for j in sub), top.depth - 1, -1):
+        lines = [head] + [es[j].line[len(cut):] for j in sub[1:] if es[j].depth <= deepest]
+        text = "\n".join(lines)
+        if counter.text(text) <= budget:
+            return text
+    return ""

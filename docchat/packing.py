@@ -1,10 +1,16 @@
 """Fill the backend's context window: system prompt, question, recent turns and an outline
 always; then the sections most relevant to the question, whole, with page markers.
 
+Layout, for KV-cache reuse between turns: [system(system prompt, outline, excerpts, the
+sub-outline of the chapter asked about), *history, user(question)]; the outline depends
+only on the documents and the window, and a follow-up's excerpts start with the previous
+prompt's sections that are chosen again (prefix_messages() is that stable start).
+
 pack() is a pure function over Documents, the conversation, the question and a search
 function; it does no I/O, except that the default embedder (docchat/embeddings.py) loads
-its bundled model and embeds a document's sections on first use when it is installed. Its guarantee, checked on the final messages with the backend's
-own counter: count_prompt_tokens(messages) + max_new_tokens <= context_window.
+its bundled model and embeds a document's sections on first use when it is installed (and
+reads/writes them in the store given). Its guarantee, checked on the final messages with
+the backend's own counter: count_prompt_tokens(messages) + max_new_tokens <= context_window.
 """
 from __future__ import annotations
 
@@ -15,12 +21,20 @@ from typing import Callable, Protocol, Sequence
 from docchat import prompts
 from docchat.backends import Message
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
-from docchat.embeddings import Embedder
+from docchat.embeddings import Embedder, EmbeddingStore
 from docchat.errors import ContextTooLong
-from docchat.outline import build_outline
+from docchat.outline import build_outline, focus_outline
 from docchat.passages import Counter, Passage, render_passages
-from docchat.retrieval import SearchFn, SectionIndex, block_scores, build_queries, doc_key
-from docchat.retrieval import add_dense, content_terms, fused_scores
+from docchat.retrieval import (
+    SearchFn,
+    SectionIndex,
+    add_dense,
+    block_scores,
+    build_queries,
+    content_terms,
+    doc_key,
+    fused_scores,
+)
 from ingest.document import Document
 from ingest.tokens import tokenizer_name
 
@@ -35,6 +49,8 @@ HIT, NEAR, START = "hit", "neighbour", "start"
 MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its header
 MIN_ROOM = 8  # tokens: stop filling below this
 MAX_MISSES = 16  # filling from the start stops after this many sections that do not fit
+STICKY = 0.3  # score raise of a previous prompt's section that still matches the question
+FOCUS_SHARE = 0.12  # of the evidence budget: the sub-outline of the chapter asked about
 
 
 class PromptCounter(Protocol):
@@ -125,31 +141,67 @@ def _shorten(text: str, role: str, counter: Counter) -> str:
         chars = chars * 3 // 4
 
 
+def outline_budget(budget: int) -> int:
+    """Tokens the outline may take for a prompt budget: OUTLINE_SHARE of it, rounded down
+    to two significant bits (256, 384, 512, 768, ...), so that small changes of the window
+    (the first-token budget follows a measured prefill rate) keep the same outline and the
+    warm prefix stays valid."""
+    raw = int(max(0, budget) * OUTLINE_SHARE)
+    if raw < 64:
+        return raw
+    step = 1 << (raw.bit_length() - 2)
+    return raw // step * step
+
+
+def _budget(backend: PromptCounter, context_window: int | None,
+            max_new_tokens: int) -> tuple[int, int, int]:
+    """(window, prompt tokens allowed, evidence budget before the question and history)."""
+    window = int(context_window or backend.context_window)
+    limit = window - max_new_tokens
+    overhead = backend.count_prompt_tokens([Message("system", ""), Message("user", "")])
+    return window, limit, limit - overhead
+
+
+def prefix_messages(documents: Sequence[Document], backend: PromptCounter,
+                    language: str = "en", *, context_window: int | None = None,
+                    max_new_tokens: int = 512) -> list[Message]:
+    """[system(system prompt + outline)]: the start of what pack() builds for these
+    documents with the same window and max_new_tokens (text prefix of its first message)."""
+    _, _, budget = _budget(backend, context_window, max_new_tokens)
+    counter = Counter(backend, tokenizer_name(backend))
+    outline = build_outline(documents, counter, outline_budget(budget))
+    return [Message("system", prompts.system_message(
+        prompts.outline_block(outline.text, language), language))]
+
+
 def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *,
          history: Sequence = (), search: SearchFn | None = None, max_new_tokens: int = 512,
          history_turns: int = 3, context_window: int | None = None,
          rewrite: Callable[[str], str] | None = None, expand: bool = True,
-         embedder: Embedder | None = DEFAULT_EMBEDDER) -> PackedContext:
+         embedder: Embedder | None = DEFAULT_EMBEDDER,
+         previous_sections: Sequence[tuple[object, int]] = (),
+         store: EmbeddingStore | None = None) -> PackedContext:
     """Pack documents, history and question into messages that fit the backend's window.
 
+    Messages: [system(system prompt, outline, excerpts, outline of the part asked about),
+    *history, user(question)]. previous_sections (the previous answer's
+    PackedContext.sections) come first among the excerpts, in their previous order, where
+    they are chosen again, so a follow-up's prompt starts with the previous prompt.
     embedder adds dense (embedding) scores for English sections when its model is
-    installed; None, or no model, ranks by BM25 alone."""
-    window = int(context_window or backend.context_window)
-    limit = window - max_new_tokens  # prompt tokens allowed
+    installed (None, or no model: BM25 alone); store keeps its section vectors."""
+    window, limit, budget = _budget(backend, context_window, max_new_tokens)
     lang = prompts.question_language(question)
-    system = Message("system", prompts.system_prompt(lang))
     tok = tokenizer_name(backend)
     counter = Counter(backend, tok)
     hist = split_history(history, history_turns)
     names = [doc_key(d, i) if d.id is not None else d.name for i, d in enumerate(documents)]
 
-    def messages_for(turns: list[Message], text_outline: str, excerpts: str) -> list[Message]:
-        context = prompts.context_block(text_outline, excerpts, lang)
-        user = prompts.user_message(question, context, lang)
-        return [system, *turns, Message("user", user)]
+    def messages_for(turns: list[Message], text_outline: str, excerpts: str,
+                     focus: str = "") -> list[Message]:
+        context = prompts.context_block(text_outline, excerpts, lang, focus)
+        return [Message("system", prompts.system_message(context, lang)), *turns,
+                Message("user", question)]
 
-    overhead = backend.count_prompt_tokens([Message("system", ""), Message("user", "")])
-    budget = limit - overhead
     recent = hist.recent
     fixed = backend.count_prompt_tokens(messages_for(recent, "", ""))
     if fixed > limit:
@@ -176,17 +228,15 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             fused = fused_scores(search or SectionIndex(documents), queries)
             if embedder is not None and embedder.enabled:
                 keys = [doc_key(d, i) for i, d in enumerate(documents)]
-                fused = add_dense(fused, embedder.scores(question, documents, keys))
+                fused = add_dense(fused, embedder.scores(question, documents, keys,
+                                                         store=store, queries=queries))
             found["scores"] = fused
             found["terms"] = content_terms(" ".join(q.text for q in queries))
         return found["scores"]
 
-    # The outline is always kept: whole if it fits, else the top levels, deepened where
-    # the question's hits are.
-    outline = build_outline(documents, counter, int(avail * OUTLINE_SHARE))
-    if outline.dropped:
-        outline = build_outline(documents, counter, int(avail * OUTLINE_SHARE),
-                                _positions(documents, scores()))
+    # The outline is always kept: whole if it fits, else the top levels. It depends only on
+    # the documents and the window, so it is the same for every question (the warm prefix).
+    outline = build_outline(documents, counter, min(outline_budget(budget), avail // 2))
     # The excerpts' heading and each document's header line.
     avail -= outline.tokens + 4 + counter.text(prompts.context_block("", "-", lang))
     avail -= sum(counter.text(prompts.document_header(d.name, lang)) + 2 for d in documents)
@@ -196,6 +246,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     older_whole = counter.messages(hist.older)
     older, turns_shortened, turns_dropped = hist.older, 0, 0
     qterms = content_terms(question)
+    focus = ""
     picked: list[list[Passage]]
     if whole_cost is not None and whole_cost + older_whole <= avail:
         picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
@@ -207,26 +258,38 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if whole_cost is not None and whole_cost <= avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
-            fused = scores()
+            fused = _sticky(scores(), documents, names, previous_sections)
             qterms = found["terms"]
-            picked = _select(documents, fused, qterms, counter, avail)
+            positions = _positions(documents, fused)
+            if outline.dropped:
+                # The part of the documents the question is about, with its whole
+                # sub-outline (the full outline did not fit).
+                focus = focus_outline(documents, counter, int(avail * FOCUS_SHARE), positions,
+                                      shown=outline)
+                if focus:
+                    avail -= counter.text(prompts.context_block("", "", lang, focus)) + 4
+            picked = _select(documents, fused, qterms, counter, avail, positions)
     turns = [*older, *recent]
+    order = _order(documents, names, picked, previous_sections)
 
     # Render, count the final prompt once, and shrink until it fits.
     while True:
-        excerpts = render_passages(documents, names, picked, lang)
-        msgs = messages_for(turns, outline.text, excerpts)
+        excerpts = render_passages(documents, _ordered(order, picked), lang)
+        msgs = messages_for(turns, outline.text, excerpts, focus)
         tokens = backend.count_prompt_tokens(msgs)
         if tokens <= limit:
             break
         if not _shrink(picked, counter, tokens - limit, qterms):
+            if focus:
+                focus = ""
+                continue
             outline = outline.smaller()
             if outline is None:
                 raise ContextTooLong(
                     f"The prompt needs {tokens} of the {limit} tokens this backend allows; "
                     "ask a shorter question or lower max_new_tokens.")
 
-    chosen = [(names[i], p.section.index) for i, ps in enumerate(picked) for p in ps]
+    chosen = [(names[i], p.section.index) for i, p in _ordered(order, picked)]
     pages = sorted({(names[i], pg) for i, ps in enumerate(picked) for p in ps for pg in p.pages},
                    key=lambda x: (names.index(x[0]), x[1]))
     total = sum(len(d.sections) for d in documents)
@@ -235,12 +298,56 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     dropped = Dropped(sections=total - len(chosen), partial_sections=partial,
                       turns_shortened=turns_shortened, turns_dropped=turns_dropped,
                       outline_entries=outline.dropped)
-    text = prompts.context_block(outline.text, excerpts, lang)
+    text = prompts.context_block(outline.text, excerpts, lang, focus)
     logger.info("packed %d/%d sections, %d tokens of %d (%s)", len(chosen), total, tokens,
                 limit, tok)
     return PackedContext(messages=msgs, text=text, tokens=tokens, budget=budget, tokenizer=tok,
                          pages=pages, sections=chosen, whole=whole, dropped=dropped,
                          context_window=window, max_new_tokens=max_new_tokens, language=lang)
+
+
+def _order(documents: Sequence[Document], names: Sequence[object],
+           picked: list[list[Passage]], previous: Sequence[tuple[object, int]]
+           ) -> list[tuple[int, int]]:
+    """The excerpts' order as (document position, section index): the previous prompt's
+    sections that are chosen again whole, in their previous order; then the other whole
+    sections in document order; then the partial ones (their blocks follow the question,
+    so they would end the shared prefix wherever they stood)."""
+    whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps if p.complete}
+    parts = sorted((i, p.section.index) for i, ps in enumerate(picked) for p in ps
+                   if not p.complete)
+    where = {name: i for i, name in enumerate(names)}
+    where.update({doc_key(d, i): i for i, d in enumerate(documents)})
+    out: list[tuple[int, int]] = []
+    for key, idx in previous:
+        i = where.get(key)
+        if i is not None and (i, idx) in whole and (i, idx) not in out:
+            out.append((i, idx))
+    kept = set(out)
+    return out + sorted(c for c in whole if c not in kept) + parts
+
+
+def _sticky(fused: dict, documents: Sequence[Document], names: Sequence[object],
+            previous: Sequence[tuple[object, int]]) -> dict:
+    """Scores with the previous prompt's sections that still match raised by STICKY, so
+    that between two near-equal sections a follow-up keeps the one the backend has
+    already read (its KV cache) rather than a new one."""
+    if not previous:
+        return fused
+    keys = {name: doc_key(d, i) for i, (d, name) in enumerate(zip(documents, names))}
+    out = dict(fused)
+    for name, idx in previous:
+        key = (keys.get(name, name), idx)
+        if out.get(key, 0.0) > 0:
+            out[key] *= 1 + STICKY
+    return out
+
+
+def _ordered(order: list[tuple[int, int]], picked: list[list[Passage]]
+             ) -> list[tuple[int, Passage]]:
+    """The chosen passages in the excerpts' order (those shrunk away are left out)."""
+    by_key = {(i, p.section.index): p for i, ps in enumerate(picked) for p in ps}
+    return [(i, by_key[(i, idx)]) for i, idx in order if (i, idx) in by_key]
 
 
 def _positions(documents: Sequence[Document], scores: dict) -> list[dict[int, float]]:
@@ -270,11 +377,14 @@ def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> 
 
 
 def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
-            avail: int) -> list[list[Passage]]:
+            avail: int, positions: list[dict[int, float]] | None = None
+            ) -> list[list[Passage]]:
     """Choose passages per document: hits and their neighbours by score, then the start."""
     queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
     relevance: list[float] = []
-    for d, hits in zip(documents, _positions(documents, scores)):
+    if positions is None:
+        positions = _positions(documents, scores)
+    for d, hits in zip(documents, positions):
         # Neighbours of a hit rank just below it: a section is often continued by the next.
         prio = dict(hits)
         for p, sc in hits.items():

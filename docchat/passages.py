@@ -124,21 +124,22 @@ def _header(doc: Document, section: Section) -> str:
     return f"#### {section.heading} {page_marker(doc, section.page_start)}"
 
 
-def render_passages(documents: Sequence[Document], names: Sequence[object],
-                    picked: Sequence[Sequence[Passage]], language: str = "en") -> str:
-    """The excerpts block: per document its passages in document order, gaps marked."""
-    parts = []
-    for doc, name, passages in zip(documents, names, picked):
-        if not passages:
-            continue
-        chunks = [prompts.document_header(doc.name, language)]
-        prev = None
-        for p in sorted(passages, key=lambda p: p.section.index):
-            if prev is not None and p.section.index != prev + 1:
-                chunks.append(OMITTED)
-            chunks.append(p.render())
-            prev = p.section.index
-        if prev is not None and prev != doc.sections[-1].index:
+def render_passages(documents: Sequence[Document], ordered: Sequence[tuple[int, Passage]],
+                    language: str = "en") -> str:
+    """The excerpts block: passages in the given order as (document position, passage), a
+    document header where the document changes and a gap marker where a section does not
+    follow the one before it. Appending passages only appends text (no closing marker), so
+    a follow-up that keeps the previous passages first shares the previous prompt's prefix."""
+    chunks: list[str] = []
+    prev_doc, prev_idx = None, None
+    for i, p in ordered:
+        if i != prev_doc:
+            chunks.append(prompts.document_header(documents[i].name, language))
+            prev_doc, prev_idx = i, None
+        first = documents[i].sections[0].index if documents[i].sections else 0
+        if (prev_idx is None and p.section.index != first) or (
+                prev_idx is not None and p.section.index != prev_idx + 1):
             chunks.append(OMITTED)
-        parts.append("\n\n".join(chunks))
-    return "\n\n".join(parts)
+        chunks.append(p.render())
+        prev_idx = p.section.index
+    return "\n\n".join(chunks)

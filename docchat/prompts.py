@@ -1,4 +1,9 @@
-"""Prompt templates as plain functions: system prompts (English, Chinese) and message texts."""
+"""Prompt templates as plain functions: system prompts (English, Chinese) and message texts.
+
+Layout (so a backend's KV cache carries over between turns): the system message holds the
+system prompt, then the document context (outline, excerpts, the outline of the part asked
+about); then the conversation; then the question alone. What stays the same from one turn
+to the next comes first."""
 from __future__ import annotations
 
 import logging
@@ -25,9 +30,10 @@ SYSTEM_ZH = (
 # Headings of the parts of the final user message.
 _LABELS = {
     "en": {"outline": "Outline of the documents", "excerpts": "Document excerpts",
-           "question": "Question", "document": "Document", "omitted": "[…]"},
+           "question": "Question", "document": "Document", "omitted": "[…]",
+           "focus": "Outline of the part asked about"},
     "zh": {"outline": "文档目录", "excerpts": "文档摘录", "question": "问题",
-           "document": "文档", "omitted": "[…]"},
+           "document": "文档", "omitted": "[…]", "focus": "所问部分的目录"},
 }
 
 
@@ -46,20 +52,46 @@ def label(language: str, key: str) -> str:
     return _LABELS.get(language, _LABELS["en"])[key]
 
 
-def context_block(outline: str, excerpts: str, language: str = "en") -> str:
-    """The document context: the outline, then the excerpts, each under its heading."""
-    parts = []
-    if outline:
-        parts.append(f"## {label(language, 'outline')}\n{outline}")
+def outline_block(outline: str, language: str = "en") -> str:
+    """The outline under its heading (the start of the document context)."""
+    return f"## {label(language, 'outline')}\n{outline}" if outline else ""
+
+
+def context_block(outline: str, excerpts: str, language: str = "en", focus: str = "") -> str:
+    """The document context: the outline, the excerpts, then the outline of the part the
+    question is about, each under its heading. The outline part is the same for every
+    question on the same documents and window, and the excerpts only grow at their end
+    when a follow-up keeps the previous sections, so successive prompts share a prefix."""
+    parts = [outline_block(outline, language)] if outline else []
     if excerpts:
         parts.append(f"## {label(language, 'excerpts')}\n{excerpts}")
+    if focus:
+        parts.append(f"## {label(language, 'focus')}\n{focus}")
     return "\n\n".join(parts)
 
 
-def user_message(question: str, context: str, language: str = "en") -> str:
-    """The final user message: the document context, then the question."""
+def system_message(context: str, language: str = "en") -> str:
+    """The system message: the system prompt, then the document context."""
+    system = system_prompt(language)
+    return f"{system}\n\n{context}" if context else system
+
+
+def user_message(question: str, context: str = "", language: str = "en") -> str:
+    """The final user message: the question (after the context, where one is given)."""
     ask = f"## {label(language, 'question')}\n{question}"
     return f"{context}\n\n{ask}" if context else ask
+
+
+def prefix_messages(documents, backend, language: str = "en", *,
+                    context_window: int | None = None, max_new_tokens: int = 512) -> list:
+    """[system(system prompt + outline)]: exactly the start of the prompt that packing.pack
+    builds for these documents with the same window and max_new_tokens, for warming a
+    backend's KV cache before a question arrives (see packing.prefix_messages)."""
+    # packing imports this module for its templates; importing it at the top would be
+    # circular.
+    from docchat.packing import prefix_messages as packed_prefix
+    return packed_prefix(documents, backend, language, context_window=context_window,
+                         max_new_tokens=max_new_tokens)
 
 
 def document_header(name: str, language: str = "en") -> str:

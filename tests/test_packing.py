@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from docchat import prompts
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
@@ -38,12 +40,16 @@ class CharBackend:
 @pytest.fixture(scope="module")
 def smollm():
     """The default backend's real tokenizer and chat template, without loading weights."""
+    import inspect
+
     import llama_cpp
 
     from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path
 
     llama = llama_cpp.Llama(model_path=str(bundled_model_path()), vocab_only=True, verbose=False)
-    return LlamaCppBackend(llama=llama)
+    # Weights are not loaded: no prefill-rate probe where the backend makes one.
+    params = inspect.signature(LlamaCppBackend).parameters
+    return LlamaCppBackend(llama=llama, **({"probe_tokens": 0} if "probe_tokens" in params else {}))
 
 
 def section(i, path, blocks, level=None):
@@ -343,9 +349,116 @@ def test_in_memory_index_matches_the_store_ranking(store):
         assert mine[:5] == theirs[:5], q
 
 
-def test_outline_deepens_where_the_hits_are():
+def test_outline_targets_the_chapter_asked_about_with_its_whole_sub_outline():
+    """The full outline does not fit: the chapter the question is about (scored on its
+    headings and its sections' text) comes with every heading under it and their pages,
+    while the outline at the top stays the same for every question (the warm prefix)."""
     doc = manual(chapters=12, per=6)
-    p = pack([doc], "quota", CharBackend(4000), max_new_tokens=50)
-    outline = p.text.split("## Document excerpts")[0]
-    assert re.search(r"^  \d+\.\d+ The quota setup \d+ \[p\. \d+\]$", outline, re.M)
-    assert not re.search(r"^  \d+\.\d+ The sound setup", outline, re.M)
+    p = pack([doc], "Which chapter covers disk quotas, and what are its sections?",
+             CharBackend(4000), max_new_tokens=50)
+    assert p.dropped.outline_entries > 0
+    focus = p.text.split("## Outline of the part asked about")[1]
+    assert "12 Chapter on quota [p. 133]" in focus
+    for k in range(6):
+        assert re.search(rf"^  12\.{k + 1} The \w+ setup {66 + k} \[p\. {133 + 2 * k}\]$",
+                         focus, re.M)
+    assert "Chapter on kernel" not in focus
+    other = pack([doc], "kernel", CharBackend(4000), max_new_tokens=50)
+    top = p.text.split("## Document excerpts")[0]
+    assert top == other.text.split("## Document excerpts")[0]
+    # Found by the sections' own text too, not only by the heading titles.
+    body = pack([doc], "S70a S70c S70d", CharBackend(4000), max_new_tokens=50)
+    assert "12 Chapter on quota" in body.text.split("## Outline of the part asked about")[1]
+
+
+# --- prompt layout for KV-cache reuse -------------------------------------------------------
+
+
+def test_layout_puts_what_stays_the_same_first():
+    """[system(system prompt, outline, excerpts), *history, user(question)]."""
+    docs = [manual(chapters=3, per=3)]
+    history = [Message("user", "How is the kernel set up?"),
+               Message("assistant", "With configure-kernel [p. 3].")]
+    p = pack(docs, "And the printer?", CharBackend(3000), history=history, max_new_tokens=50)
+    roles = [m.role for m in p.messages]
+    assert roles == ["system", "user", "assistant", "user"]
+    system = p.messages[0].content
+    assert system.startswith(prompts.system_prompt("en"))
+    assert system.index("## Outline of the documents") < system.index("## Document excerpts")
+    assert p.messages[-1].content == "And the printer?"
+    assert p.text in system
+
+
+@pytest.mark.parametrize("window", [1500, 2500, 9000, 200_000])
+@pytest.mark.parametrize("question", ["How do I restart the printer?", "备份数据有哪些方法？"])
+def test_prefix_messages_is_the_start_of_the_packed_prompt(window, question):
+    docs = [manual(), zh_doc()]
+    b = CharBackend(window)
+    lang = prompts.question_language(question)
+    prefix = prompts.prefix_messages(docs, b, lang, max_new_tokens=50)
+    assert [m.role for m in prefix] == ["system"]
+    assert f"## {prompts.label(lang, 'outline')}" in prefix[0].content
+    for q in (question, question + (" 日志呢？" if lang == "zh" else " And the logs?")):
+        p = pack(docs, q, b, max_new_tokens=50)
+        assert p.messages[0].content.startswith(prefix[0].content)
+    # The same holds when the caller narrows the window (the first-token budget).
+    narrow = prompts.prefix_messages(docs, b, lang, context_window=window // 2,
+                                     max_new_tokens=50)
+    p = pack(docs, question, b, max_new_tokens=50, context_window=window // 2)
+    assert p.messages[0].content.startswith(narrow[0].content)
+
+
+def test_prefix_messages_with_the_real_tokenizer(smollm):
+    docs = [manual()]
+    prefix = prompts.prefix_messages(docs, smollm, "en", context_window=4096)
+    p = pack(docs, "How is the firewall configured?", smollm, context_window=4096)
+    assert p.messages[0].content.startswith(prefix[0].content)
+    # Token level: the formatted prefix is (almost all of) the packed prompt's start.
+    a, b = smollm.prompt_tokens(prefix), smollm.prompt_tokens(p.messages)
+    shared = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+    assert shared >= len(a) - 8
+
+
+def test_follow_up_keeps_the_previous_sections_first_in_their_order():
+    docs = [manual()]
+    b = CharBackend(6000)
+    first = pack(docs, "How do I configure the printer?", b, max_new_tokens=50)
+    assert first.sections
+    history = [Message("user", "How do I configure the printer?"),
+               Message("assistant", "With configure-printer [p. 5].")]
+    shuffled = list(reversed(first.sections))  # the order the previous prompt had
+    follow = pack(docs, "And how many retries does it make?", b, history=history,
+                  max_new_tokens=50, previous_sections=shuffled)
+    # Partial sections (their blocks follow the question) come last.
+    head = follow.sections[:len(follow.sections) - follow.dropped.partial_sections]
+    kept = [s for s in shuffled if s in head]
+    assert kept and head[:len(kept)] == kept
+    new = head[len(kept):]
+    assert new == sorted(new)  # new sections in document order after the kept ones
+    # Without previous_sections, whole sections are in document order.
+    plain = pack(docs, "And how many retries does it make?", b, history=history,
+                 max_new_tokens=50)
+    whole = plain.sections[:len(plain.sections) - plain.dropped.partial_sections]
+    assert whole == sorted(whole)
+
+
+def test_follow_up_prompt_starts_with_the_previous_prompt():
+    """Where the previous sections are all chosen again, the new system message begins
+    with the previous one's outline and excerpts: a backend reuses that prefix."""
+    docs = [manual()]
+    b = CharBackend(6000)
+    q1 = "How do I configure the printer?"
+    first = pack(docs, q1, b, max_new_tokens=50)
+    history = [Message("user", q1), Message("assistant", "With configure-printer [p. 5].")]
+    follow = pack(docs, "And the printer retries?", b, history=history, max_new_tokens=50,
+                  previous_sections=first.sections)
+    n = next((k for k, (x, y) in enumerate(zip(first.sections, follow.sections)) if x != y),
+             len(first.sections))
+    assert n >= 3
+    a, b = first.messages[0].content, follow.messages[0].content
+    shared = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    # Everything up to the first section they do not share is the same text.
+    by_index = {s.index: s for s in docs[0].sections}
+    end = a.index("#### " + by_index[first.sections[n][1]].heading) if n < len(
+        first.sections) else len(a)
+    assert shared >= end - 2
