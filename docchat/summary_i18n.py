@@ -51,7 +51,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "s_elapsed": {"en": "{v} so far", "zh": "已用 {v}"},
     "s_took": {"en": "took {v}", "zh": "用时 {v}"},
     "s_step": {"en": "step {step}/{steps}: {label}", "zh": "第 {step}/{steps} 步：{label}"},
-    "s_reading": {"en": "reading the document…", "zh": "正在读取文档…"},
+    "s_first_step": {"en": "first step…", "zh": "第一步…"},
     "s_ahead": {"en": "{n} generation(s) ahead in the model's queue",
                 "zh": "模型队列中前面还有 {n} 个生成"},
     "s_cancel": {"en": "Cancel run", "zh": "取消任务"},

@@ -201,9 +201,14 @@ class SummaryJob:
             return None
         per_step = sum(self._step_seconds) / len(self._step_seconds)
         cur = next((i for i in self.items if i.status == "running"), None)
-        left = max(0, cur.steps - cur.step) if cur is not None else 0
         per_doc = (sum(self._steps_per_doc) / len(self._steps_per_doc) if self._steps_per_doc
                    else (cur.steps if cur is not None and cur.steps else 1))
+        if cur is None:
+            left = 0.0
+        elif cur.steps:
+            left = max(0, cur.steps - cur.step)
+        else:  # its first step is running: as many steps as the documents before it
+            left = per_doc
         waiting = sum(i.status == "pending" for i in self.items)
         return per_step * (left + waiting * per_doc)
 

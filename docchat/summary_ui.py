@@ -56,7 +56,7 @@ def item_line(item, lang: str) -> str:
             text += " · " + t("s_step", lang, step=item.step + 1 if item.step < item.steps
                               else item.step, steps=item.steps, label=escape_text(item.label))
         else:
-            text += " · " + t("s_reading", lang)
+            text += " · " + t("s_first_step", lang)
     elif item.status in ("done", "skipped") and item.seconds:
         text += " · " + t("s_took", lang, v=duration(item.seconds))
     return text

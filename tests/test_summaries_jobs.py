@@ -225,3 +225,24 @@ def test_read_collection_in_index_order_with_names_and_documents(docs, db_path, 
     ids = {r["name"]: r["id"] for r in store.list_documents()}
     assert [e.doc_id for e in c.entries] == [ids["Apache-2.0.txt"], ids["BSD.txt"]]
     assert run_folder(tmp_path, "folder", "../a/b") == tmp_path / "folders" / "a-b"
+
+
+def test_eta_counts_the_document_whose_first_step_is_running():
+    from docchat.batch import DocResult, Progress
+    from docchat.summary_jobs import ItemState, SummaryJob
+
+    now = [0.0]
+    job = SummaryJob([ItemState("a", "a"), ItemState("b", "b"), ItemState("c", "c")], "out",
+                     clock=lambda: now[0])
+    assert job.snapshot().eta_s is None  # nothing measured yet
+    job.on_progress(Progress("start", "a", 0, 3))
+    now[0] = 10.0
+    job.on_progress(Progress("step", "a", 0, 3, step=1, steps=2, label="map 1/1"))
+    assert job.snapshot().eta_s == 10.0 + 2 * 10.0 * 2  # a's last step, b and c: 2 steps each
+    now[0] = 20.0
+    job.on_progress(Progress("step", "a", 0, 3, step=2, steps=2, label="reduce"))
+    job.on_progress(Progress("done", "a", 1, 3, result=DocResult("a", "done")))
+    job.on_progress(Progress("start", "b", 1, 3))
+    view = job.snapshot()
+    assert view.eta_s == 10.0 * (2 + 2) and view.fraction == pytest.approx(1 / 3)
+    assert view.current.name == "b"
