@@ -54,7 +54,8 @@ def cli(verbose: bool) -> None:
 
 
 def ingest_all(store: SessionStore, paths, settings: Settings, password: str | None,
-               tokenizer=None, show_progress: bool = True) -> list[IngestResult]:
+               tokenizer=None, show_progress: bool = True,
+               on_ocr_progress=None) -> list[IngestResult]:
     """Ingest every file (folders expanded); a bad file never stops the rest."""
     files = list(supported_files(paths))
     results: list[IngestResult] = []
@@ -65,7 +66,7 @@ def ingest_all(store: SessionStore, paths, settings: Settings, password: str | N
                            hidden=not show_progress or len(files) < 2) as bar:
         for f in bar:
             results.append(ingest_path(store, f, password=password, max_mb=settings.max_file_mb,
-                                       tokenizer=tokenizer))
+                                       tokenizer=tokenizer, on_ocr_progress=on_ocr_progress))
     return results
 
 
@@ -81,7 +82,7 @@ def ingest(paths, db, password, max_mb, show_text, as_json) -> None:
     """Read PDF, text and Markdown files (or folders of them) into the database."""
     settings = _settings(db, max_file_mb=max_mb)
     store = _open_store(settings)
-    results = ingest_all(store, paths, settings, password)
+    results = ingest_all(store, paths, settings, password, on_ocr_progress=_print_ocr_progress)
     for r in results:
         if as_json:
             click.echo(json.dumps(r.to_dict(), ensure_ascii=False))
@@ -100,6 +101,15 @@ def ingest(paths, db, password, max_mb, show_text, as_json) -> None:
                 click.echo(p.text)
     if any(r.error for r in results):
         sys.exit(1)
+
+
+def _print_ocr_progress(p) -> None:
+    """One stderr line per OCR'd page: "OCR: page 3 (2/10), 12s, about 40s left"."""
+    if p.done == 0:
+        click.echo(f"OCR: {p.total} page(s) without a text layer...", err=True)
+        return
+    left = f", about {p.eta_s:.0f}s left" if p.eta_s else ""
+    click.echo(f"OCR: page {p.page} ({p.done}/{p.total}), {p.elapsed_s:.0f}s{left}", err=True)
 
 
 def _load_backend(settings: Settings):
@@ -208,7 +218,7 @@ def pack(paths, question, budget, max_new_tokens, history_file, backend, model, 
         packed = pack_context(documents, question, engine, history=_read_history(history_file),
                               search=lambda q: store.search_sections(q, doc_ids),
                               max_new_tokens=reserve, context_window=window,
-                              history_turns=settings.history_turns)
+                              history_turns=settings.history_turns, store=store)
     except DocchatError as e:
         raise click.ClickException(str(e)) from None
     if as_json:

@@ -123,3 +123,16 @@ def test_ocr_flag_is_stored():
     doc = ingest.load_document(DATA / "graph-encrypted.pdf", password="user")
     back = store.load_document(store.save_document(doc))
     assert back.pages == doc.pages and back.pages[0].ocr
+
+
+def test_cli_ingest_prints_ocr_progress(tmp_path):
+    from click.testing import CliRunner
+
+    from docchat.cli import cli
+
+    result = CliRunner().invoke(cli, ["ingest", "--db", str(tmp_path / "t.db"), str(DATA / "scan-zh.pdf")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "OCR: 1 page(s) without a text layer" in result.stderr
+    assert "OCR: page 1 (1/1)" in result.stderr
+    assert "scan-zh.pdf: 1 pages" in result.stdout
