@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from docchat.backends import Backend, GenerationRequest, Message
@@ -127,7 +128,7 @@ def plan_groups(doc: Document, backend: Backend, lang: str = "auto",
     """Split doc into consecutive groups whose map prompts each fit the window."""
     language = output_language(doc.language, lang)
     budget = _budget(backend, max_new_tokens)
-    title = doc.title or doc.name
+    title = document_title(doc)
     overhead = backend.count_prompt_tokens(
         summary_messages("map", language, title, "", i=99, n=99, pages="p. 9999–p. 9999"))
     # Room for passages; 16 tokens plus 2% absorbs the joins between passages.
@@ -144,6 +145,18 @@ def plan_groups(doc: Document, backend: Backend, lang: str = "auto",
     # Sections are measured more than once; an HTTP backend counts with a round trip.
     count = functools.lru_cache(maxsize=4096)(backend.count_tokens)
     return group_sections(doc, room, count, fits)
+
+
+_HASH_NAME = re.compile(r"[0-9a-f]{64}")
+
+
+def document_title(doc: Document) -> str:
+    """The title for prompts and headings; an upload stored under its hash has none of its
+    own (ingest takes the hash-named file's stem), so its name stands in."""
+    stem = Path(doc.path).stem if doc.path else ""
+    if doc.title and not (doc.title == stem and _HASH_NAME.fullmatch(stem)):
+        return doc.title
+    return doc.name
 
 
 def _budget(backend: Backend, max_new_tokens: int) -> int:
@@ -235,7 +248,7 @@ def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
     """
     start = time.perf_counter()
     language = output_language(doc.language, lang)
-    title = doc.title or doc.name
+    title = document_title(doc)
     run = _Run(backend, language, title, max_new_tokens, cancel or threading.Event(),
                max(1, concurrency), on_step, on_queue)
     whole = _render_whole(doc)
@@ -340,12 +353,12 @@ def render_markdown(doc: Document, summary: Summary, backend_label: str = "") ->
     if summary.language == "zh":
         how = "一次生成" if summary.mode == "single" else f"分 {summary.groups} 部分归并"
         meta = f"{doc.name} · {pages} 页 · {how}"
-        title = f"# 摘要：{doc.title or doc.name}"
+        title = f"# 摘要：{document_title(doc)}"
     else:
         how = "single pass" if summary.mode == "single" else \
             f"map-reduce over {summary.groups} parts"
         meta = f"{doc.name} · {pages} page{'s' if pages != 1 else ''} · {how}"
-        title = f"# Summary: {doc.title or doc.name}"
+        title = f"# Summary: {document_title(doc)}"
     if backend_label:
         meta += f" · {backend_label}"
     span = page_span(doc)

@@ -257,3 +257,17 @@ def test_the_summary_file_marks_the_pages_it_covers(apache):
     labelled.page_labels = True
     assert page_span(labelled) == "[p. iv] – [p. v]"
     assert [s.page for s in find_sources(page_span(labelled), [labelled])] == [1, 2]
+
+
+def test_an_upload_stored_under_its_hash_is_titled_by_its_name(apache):
+    from dataclasses import replace
+
+    from docchat.summarize import document_title
+
+    digest = "ab" * 32
+    upload = replace(apache, path=f"/data/uploads/{digest}.txt", title=digest, name="lic.txt")
+    assert document_title(upload) == "lic.txt"
+    assert document_title(apache) == apache.title
+    backend = RecordingBackend()
+    markdown = render_markdown(upload, summarize_document(upload, backend), "echo")
+    assert markdown.startswith("# Summary: lic.txt") and digest not in backend.prompts()[0]
