@@ -161,3 +161,70 @@ def test_warm_embeds_english_documents_in_the_background():
     assert Counting.calls == 1
     embedder.vectors(doc("en"))  # cached: not encoded again
     assert Counting.calls == 1
+
+
+def test_stored_vectors_are_reused_after_a_restart(store):
+    """pack(store=...) writes the section vectors to SQLite; a new embedder (a restarted
+    process) reads them there and embeds only the question."""
+    d = doc(MANUAL, name="stored.pdf")
+    q = "How do I get a job to run by itself every night?"
+    first = FakeEncoder()
+    pack([d], q, Chars(1500), max_new_tokens=100, embedder=Embedder(encoder=first),
+         store=store)
+    assert first.encoded == len(MANUAL) + 1
+    assert store.get_embeddings(d.sha256, embeddings.STORED_AS) is not None
+    second = FakeEncoder()
+    p = pack([d], q, Chars(1500), max_new_tokens=100, embedder=Embedder(encoder=second),
+             store=store)
+    assert second.encoded == 1  # the question only: no section embedded again
+    assert p.sections
+
+
+def test_cli_pack_embeds_a_stored_document_once(tmp_path, monkeypatch):
+    """`python -m docchat pack` twice on a stored document: the second run (a fresh
+    process's embedder) never builds the torch encoder that embeds sections."""
+    from click.testing import CliRunner
+
+    from docchat.cli import cli
+    from docchat.store import SessionStore
+
+    src = tmp_path / "manual.md"
+    filler = " ".join(f"Filler sentence {k} says nothing in particular." for k in range(40))
+    src.write_text("\n\n".join(f"# {t}\n\n{b} {filler}" for t, b in MANUAL),
+                   encoding="utf-8")
+    db = tmp_path / "t.db"
+    monkeypatch.setenv("DOCCHAT_BACKEND", "echo")
+    fresh = Embedder()
+    monkeypatch.setattr(embeddings, "DEFAULT", fresh)
+    import docchat.packing as packing
+    monkeypatch.setattr(packing.pack, "__kwdefaults__",
+                        {**packing.pack.__kwdefaults__, "embedder": fresh})
+    args = ["pack", str(src), "-q", "Which tool runs commands every night?", "--db", str(db),
+            "--budget", "900", "--json"]
+    out = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    s = SessionStore.open(db)
+    sha = s.list_documents()[0]["sha256"]
+    assert s.get_embeddings(sha, embeddings.STORED_AS) is not None
+
+    class Boom:
+        def __init__(self):
+            raise AssertionError("sections embedded again")
+
+    restarted = Embedder()
+    monkeypatch.setattr(embeddings, "Encoder", Boom)
+    monkeypatch.setattr(packing.pack, "__kwdefaults__",
+                        {**packing.pack.__kwdefaults__, "embedder": restarted})
+    again = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert again.exit_code == 0, again.output
+    assert restarted._query_encoder is not None  # dense scores were used, from the store
+
+
+def test_numpy_question_encoder_matches_the_torch_encoder():
+    texts = ["How do I get a job to run by itself every night?", "x",
+             "What must the build-arch target of debian/rules do? " * 12]
+    a = embeddings.QueryEncoder().encode(texts)
+    b = embeddings.Encoder().encode(texts)
+    assert a.shape == b.shape == (3, 384)
+    assert np.abs(a - b).max() < 1e-4
+    assert "torch" in sys.modules  # (the torch encoder above); the numpy one needs none
