@@ -243,13 +243,20 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 _NEUTRAL = re.compile(r"[.·…•◦▪‣∙_\-–—]+")
 _ASCII_KEEP_SPACE = bytes(c for c in range(128) if not chr(c).isspace())  # deleted: all but spaces
 _ASCII_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
-_PLAIN_WORD = re.compile(r"[(\[\"'“‘]*(?:[^\W\d_]{2,}|\d+(?:[.,:/]\d+)*)[)\]\"'”’.,;:!?%]*")
+# Dot leaders glued to words in tables of contents: "Introduction.......1".
+_LEADER_RUN = re.compile(r"[.·…_]{3,}")
+_EDGE_PUNCT = "()[]{}\"'“”‘’.,;:!?*"
+
+
+def _unglue_leaders(text: str) -> str:
+    """Dot leaders as spaces, so that "Introduction.....1" is two words."""
+    return _LEADER_RUN.sub(" ", text) if ("..." in text or "…" in text or "___" in text or "···" in text) else text
 
 
 def text_quality(text: str) -> float:
     """Share of non-space characters in word-like tokens (mostly letters or digits of any script)."""
     total = good = 0
-    for tok in text.split():  # the same tokens as \\S+
+    for tok in _unglue_leaders(text).split():  # the same tokens as \\S+
         n = len(tok)
         if tok.isalnum():  # the common case: a plain word, all letters/digits, never neutral
             total += n
@@ -266,12 +273,31 @@ def text_quality(text: str) -> float:
     return good / total if total else 0.0
 
 
+def _wordish(token: str) -> bool:
+    """A word, number, command or path: at least two letters/digits making up half of it
+    (past any brackets, quotes and punctuation at its edges), or "a", "I", a digit, a CJK character.
+    """
+    core = token.strip(_EDGE_PUNCT)
+    if len(core) == 1:
+        return core in "aAI" or core.isdigit() or core >= "\u3000"
+    alnum = sum(1 for ch in core if ch.isalnum())
+    return alnum >= 2 and alnum * 2 >= len(core)
+
+
 def word_ratio(text: str) -> float:
-    """Share of tokens that are plain words or numbers; OCR layers are judged by this."""
-    tokens = [t for t in text.split() if not _NEUTRAL.fullmatch(t)]
+    """Share of tokens that are word-like (see _wordish); OCR layers are judged by this.
+
+    Measured on 1,101 real text pages (corpus manuals, papers, forms, htmldoc output), the
+    first rule (whole tokens of 2+ letters or plain numbers, threshold 0.75) called 29% of
+    them garbage; this one calls 1 (a page of symbol tables) garbage under 0.5.
+    """
+    tokens = [t for t in _unglue_leaders(text).split() if not _NEUTRAL.fullmatch(t)]
     if not tokens:
         return 0.0
-    return sum(1 for t in tokens if _PLAIN_WORD.fullmatch(t)) / len(tokens)
+    return sum(1 for t in tokens if _wordish(t)) / len(tokens)
+
+
+OCR_LAYER_MIN_WORDS = 0.5  # an OCR layer with fewer word-like tokens than this is garbage
 
 
 def is_garbage(text: str, ocr_layer: bool = False, min_chars: int = 20) -> bool:
@@ -280,7 +306,7 @@ def is_garbage(text: str, ocr_layer: bool = False, min_chars: int = 20) -> bool:
     if len(stripped) < min_chars:
         return False
     if ocr_layer:
-        return word_ratio(stripped) < 0.75
+        return word_ratio(stripped) < OCR_LAYER_MIN_WORDS
     if stripped.isascii():
         # Same counts as the regexes below, by bytes.translate (whitespace as str.isspace).
         raw = stripped.encode("ascii")
