@@ -1,5 +1,5 @@
-"""Query building and scoring: queries from the question and the conversation, a small
-English-Chinese term map for common technical words, an in-memory BM25 that ranks like
+"""Query building and scoring: queries from the question and the conversation, translated
+through CC-CEDICT where a document is in the other language, an in-memory BM25 that ranks like
 the store's FTS5 index (same words, same stemming, same formula), and block scoring
 inside one section."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, Sequence
 
+from docchat import dictionary
 from ingest.document import Block, Document
 from ingest.segment import has_cjk, terms
 
@@ -46,86 +47,21 @@ they them their his her not no yes if then than so too very just also any some e
 both more most other such only own same into over under again further once please tell explain
 describe show give list say said one ones thing things way ways use used using get does isn
 whats hows wheres
-的 了 是 在 和 与 或 及 吗 呢 吧 啊 么 什么 怎么 怎样 如何 哪些 哪个 哪 为什么 为何 是否 可以 能 能否
-请 请问 一下 这 那 这个 那个 这些 那些 有 没有 有没有 中 里 上 下 对 把 被 给 让 我 你 他 她 它 我们
-你们 他们 要 会 就 都 也 还 又 并 而 及其 以及 其 之 所 等 说 讲 介绍 说明 告诉 关于 一个 一种 使用 用
+的 了 是 在 和 与 或 及 吗 呢 吧 啊 么 什么 怎么 怎样 如何 哪些 哪个 哪 为什么 为何
+是否 可以 能 能否 请 请问 一下 这 那 这个 那个 这些 那些 有 没有 有没有 中 里 上 下 对
+把 被 给 让 我 你 他 她 它 我们 你们 他们 要 会 就 都 也 还 又 并 而 及其 以及 其 之 所
+等 说 讲 介绍 说明 告诉 关于 一个 一种 使用 用
 """.split())
-
-# A general map of common computing words, English <-> Simplified Chinese, used only to
-# bridge a question and a document in different languages (jieba words on the left).
-_TERM_MAP_SRC = """
-安装 install installation|卸载 uninstall remove|升级 upgrade|更新 update|配置 configure configuration config
-设置 setting settings setup|文件 file files|目录 directory directories|文件夹 folder|路径 path
-文件系统 filesystem|磁盘 disk|分区 partition|挂载 mount|格式化 format|备份 backup|恢复 restore recovery
-网络 network networking|接口 interface|地址 address|域名 domain|主机 host hostname|服务器 server
-客户端 client|代理 proxy|防火墙 firewall|端口 port|协议 protocol|路由 route routing|无线 wireless wifi
-连接 connection connect|下载 download|上传 upload|镜像 mirror image|软件包 package packages|包 package
-软件 software|依赖 dependency dependencies depends|版本 version|源 source sources|源代码 source code
-编译 compile build|构建 build|脚本 script scripts|命令 command commands|命令行 command line shell
-终端 terminal console|用户 user users|组 group groups|权限 permission permissions|密码 password
-账户 account|登录 login|认证 authentication|加密 encryption encrypt|签名 signature sign|密钥 key keys
-证书 certificate|安全 security secure|漏洞 vulnerability|内核 kernel|模块 module modules|驱动 driver
-硬件 hardware|内存 memory|处理器 processor cpu|进程 process processes|线程 thread|服务 service services
-守护进程 daemon|启动 boot start startup|关机 shutdown|重启 restart reboot|系统 system|日志 log logs logging
-错误 error errors|警告 warning|调试 debug debugging|测试 test testing|性能 performance|时间 time
-日期 date|时区 timezone|语言 language|字符 character characters|编码 encoding|字体 font fonts
-输入法 input method|键盘 keyboard|鼠标 mouse|显示 display|屏幕 screen|打印 print printing|打印机 printer
-声音 sound audio|视频 video|图像 image images|图片 picture image|图形 graphics|桌面 desktop
-窗口 window|编辑器 editor|编辑 edit|文本 text|文档 document documentation|手册 manual|帮助 help
-变量 variable variables|环境 environment|函数 function functions|参数 argument arguments parameter
-选项 option options|返回 return|值 value values|类型 type types|类 class|对象 object|方法 method
-属性 attribute property|列表 list|数组 array|字符串 string|表格 table tables|表 table|行 line row
-列 column|段落 paragraph|页 page|页面 page|标题 title heading|章节 chapter section|章 chapter|节 section
-样式 style|颜色 color colour|大小 size|宽度 width|高度 height|坐标 coordinate coordinates|绘制 draw drawing
-画布 canvas|图表 chart|条形码 barcode|链接 link links|压缩 compress compression archive|归档 archive
-解压 extract|数据库 database|数据 data|查询 query|搜索 search|索引 index|缓存 cache|队列 queue
-邮件 mail email|消息 message messages|通知 notification|任务 task tasks|计划 schedule cron
-定时 timer schedule|虚拟 virtual|虚拟机 virtual machine|容器 container|仓库 repository|分支 branch
-提交 commit|合并 merge|补丁 patch|许可证 license licence|许可 license permission|版权 copyright
-自由 free freedom|开源 open source|发行版 distribution|发布 release|维护者 maintainer|上游 upstream
-规范 policy specification|标准 standard|要求 requirement requirements must|必须 must|应该 should
-字段 field fields|控制 control|文件名 filename|扩展名 extension|权利 rights|条款 terms clause
-作者 author|修改 modify modification change|分发 distribute distribution|保证 warranty
-责任 liability|专利 patent patents|商标 trademark|引用 reference cite|示例 example examples
-例子 example|教程 tutorial|快捷键 shortcut|剪贴板 clipboard|会话 session|进度 progress
-顺序 order|解析 resolution resolve resolver|名称 name|名字 name|自动 automatic automatically
-转换 convert conversion converting|远程 remote|移动 removable mobile move|设置 set setting
-连接 connecting|语言环境 locale|地区 region locale|口令 password passphrase|画布 canvas
-字体 font|检查 check verify|支持 support supported|默认 default|删除 delete remove
-复制 copy|同步 synchronization sync|移除 remove|创建 create|生成 generate|运行 run
-执行 execute execution|可执行 executable|读取 read|写入 write|打开 open|关闭 close
-"""
-
-
-def _parse_term_map(src: str) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    zh_en: dict[str, list[str]] = {}
-    en_zh: dict[str, list[str]] = {}
-    for entry in src.replace("\n", "|").split("|"):
-        words = entry.split()
-        if len(words) < 2:
-            continue
-        zh, en = words[0], [w.lower() for w in words[1:]]
-        zh_en.setdefault(zh, []).extend(en)
-        for w in en:
-            en_zh.setdefault(w, []).append(zh)
-    return ({k: tuple(dict.fromkeys(v)) for k, v in zh_en.items()},
-            {k: tuple(dict.fromkeys(v)) for k, v in en_zh.items()})
-
-
-ZH_EN, EN_ZH = _parse_term_map(_TERM_MAP_SRC)
-
 
 def content_terms(text: str) -> list[str]:
     """Search terms of text without question words and function words, in order, unique."""
     return list(dict.fromkeys(t for t in terms(text) if t not in STOPWORDS and len(t.strip()) > 0))
 
 
-def translate_terms(words: Iterable[str]) -> list[str]:
-    """Words of the other language for the words the term map knows."""
-    out: list[str] = []
-    for w in words:
-        out.extend(ZH_EN.get(w, ()) or EN_ZH.get(w, ()) or EN_ZH.get(w.rstrip("s"), ()))
-    return [t for t in dict.fromkeys(out)]
+def translate_terms(words: Iterable[str], raw: str = "") -> list[str]:
+    """Words of the other language for these search words, from CC-CEDICT (see
+    docchat/dictionary.py); raw, the text they came from, lets English phrases match."""
+    return dictionary.translate(list(words), raw)
 
 
 @dataclass(frozen=True)
@@ -135,36 +71,27 @@ class Query:
     weight: float
 
 
-def synonyms(words: Iterable[str]) -> list[str]:
-    """Same-language alternatives found through the term map (口令 -> password -> 密码)."""
-    given = set(words)
-    return [w for w in translate_terms(translate_terms(given)) if w not in given]
-
-
 def build_queries(question: str, history: Sequence = (), documents: Sequence[Document] = (),
                   recent_user_turns: int = 2, rewrite: Callable[[str], str] | None = None,
                   expand: bool = True) -> list[Query]:
     """Queries for a question: its own words, then with the recent user turns, so that a
-    follow-up ("and the second one?") still finds its topic; translations are added where
-    a document's language differs from the question's, and (at half weight) synonyms
-    through the term map. rewrite is an optional hook (e.g. the backend rephrasing)."""
+    follow-up ("and the second one?") still finds its topic. Where a document's language
+    differs from the question's (and expand is on), dictionary translations join the words
+    (the first query's text then carries them, e.g. for the dense scores). rewrite is an
+    optional hook (e.g. the backend rephrasing)."""
     words = content_terms(question)
     if rewrite is not None:
         words += [w for w in content_terms(rewrite(question)) if w not in words]
     q_zh = has_cjk(question)
     cross = expand and any((d.language == "zh") != q_zh for d in documents)
     if cross:
-        words += [w for w in translate_terms(words) if w not in words]
+        words += [w for w in translate_terms(words, question) if w not in words]
     queries = [Query(" ".join(words), 1.0)] if words else []
-    if expand and words:
-        extra = synonyms(words)
-        if extra:
-            queries.append(Query(" ".join(words + extra), 0.5))
     users = [m.content for m in history if getattr(m, "role", "") == "user"][-recent_user_turns:]
     if users:
         context = content_terms(" ".join(users))
         if cross:
-            context += translate_terms(context)
+            context += translate_terms(context, " ".join(users))
         extra = [w for w in dict.fromkeys(context) if w not in words]
         if extra:
             queries.append(Query(" ".join(words + extra), 1.0))

