@@ -17,6 +17,16 @@ from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
 
+
+class _NoXfaNotice(logging.Filter):
+    """Drop pypdfium2's advice to rebuild PDFium with XFA: the AcroForm fields are read."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("init_forms() called on XFA pdf")
+
+
+logging.getLogger("pypdfium2._helpers.document").addFilter(_NoXfaNotice())
+
 OCR_HINT = "run `ocrmypdf in.pdf out.pdf` first and load out.pdf"
 FORCE_OCR_HINT = "run `ocrmypdf --force-ocr in.pdf out.pdf` and load out.pdf"
 # Objects looked at to find a page's first text object (is it an invisible OCR layer?).
