@@ -50,7 +50,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "s_eta_unknown": {"en": "time left: measuring…", "zh": "剩余时间：估算中…"},
     "s_elapsed": {"en": "{v} so far", "zh": "已用 {v}"},
     "s_took": {"en": "took {v}", "zh": "用时 {v}"},
-    "s_step": {"en": "step {step}/{steps}: {label}", "zh": "第 {step}/{steps} 步：{label}"},
+    "s_step": {"en": "{step}/{steps} steps done (last: {label})",
+               "zh": "已完成 {step}/{steps} 步（最近：{label}）"},
     "s_first_step": {"en": "first step…", "zh": "第一步…"},
     "s_ahead": {"en": "{n} generation(s) ahead in the model's queue",
                 "zh": "模型队列中前面还有 {n} 个生成"},
@@ -81,6 +82,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "s_summarizing": {"en": "Summarising {name}…", "zh": "正在总结 {name}…"},
     "s_ask_turn": {"en": "Summarize {name}.", "zh": "请总结《{name}》。"},
     "s_stop": {"en": "Stop", "zh": "停止"},
+    "s_open_page": {"en": "Open a cited page", "zh": "打开引用的页面"},
 }
 
 

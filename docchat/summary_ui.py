@@ -48,18 +48,23 @@ def q(key: str, **values) -> str:
 # --- progress -----------------------------------------------------------------------
 def item_line(item, lang: str) -> str:
     """One document of a run: its name, its state, its step or its place in the queue."""
-    text = f"{escape_text(item.name)} — {t('st_' + item.status, lang)}"
+    detail = item_detail(item, lang)
+    return f"{escape_text(item.name)} — {t('st_' + item.status, lang)}" + \
+        (f" · {detail}" if detail else "")
+
+
+def item_detail(item, lang: str) -> str:
+    """A running document's step (or place in the queue); a finished one's time."""
     if item.status == "running":
         if item.ahead:
-            text += " · " + t("s_ahead", lang, n=item.ahead)
-        elif item.steps:
-            text += " · " + t("s_step", lang, step=item.step + 1 if item.step < item.steps
-                              else item.step, steps=item.steps, label=escape_text(item.label))
-        else:
-            text += " · " + t("s_first_step", lang)
-    elif item.status in ("done", "skipped") and item.seconds:
-        text += " · " + t("s_took", lang, v=duration(item.seconds))
-    return text
+            return t("s_ahead", lang, n=item.ahead)
+        if item.steps:
+            return t("s_step", lang, step=item.step, steps=item.steps,
+                     label=escape_text(item.label))
+        return t("s_first_step", lang)
+    if item.status in ("done", "skipped") and item.seconds:
+        return t("s_took", lang, v=duration(item.seconds))
+    return ""
 
 
 def show_progress(view: JobView, jobs: SummaryJobs, key: str) -> None:
@@ -96,12 +101,25 @@ def named(name: str, message: str) -> str:
 
 
 # --- reading ------------------------------------------------------------------------
-def show_summary(markdown: str, doc, key: str) -> None:
-    """A summary, rendered safely, then each page it cites, openable as chat sources are."""
+def show_summary(markdown: str, doc, key: str, nested: bool = False) -> None:
+    """A summary, rendered safely, then each page it cites, openable as chat sources are.
+
+    nested: drawn inside an expander or popover, where expanders may not go, so the
+    cited pages are picked from a list instead.
+    """
     st.markdown(safe_markdown(markdown))
     if doc is None:
         return
-    for s in citations.find_sources(markdown, [doc]):
+    found = citations.find_sources(markdown, [doc])
+    if nested and found:
+        labels = [f"{s.doc_name} · p. {s.label}" for s in found]
+        pick = st.selectbox(q("s_open_page"), range(len(found)), index=None,
+                            key=f"page_{key}", format_func=lambda i: labels[i])
+        if pick is not None:
+            page = doc.page(found[pick].page)
+            st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+        return
+    for s in found:
         page = doc.page(s.page)
         with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
                          icon=":material/description:"):
@@ -137,7 +155,7 @@ def document_summary(store: SessionStore, doc, backend, settings, session_id: st
     if stored is not None:
         with st.popover(q("s_summary_of", name=doc.name), icon=":material/article:",
                         use_container_width=True):
-            show_summary(stored["markdown"], doc, key=f"chat_{doc.id}")
+            show_summary(stored["markdown"], doc, key=f"chat_{doc.id}", nested=True)
 
 
 @st.fragment(run_every=1.0)
@@ -149,7 +167,7 @@ def follow_document(db: str, job_id: str, doc_id: int) -> None:
     view = job.snapshot()
     item = view.items[0]
     st.caption(f"{_ICONS['running']} {q('s_summarizing', name=escape_text(item.name))} "
-               f"{item_line(item, language()).split(' — ', 1)[1]}")
+               f"{item_detail(item, language())}")
     st.progress(view.fraction)
     st.button(q("s_stop"), key=f"stop_summary_{doc_id}", on_click=job.stop,
               icon=":material/stop_circle:")

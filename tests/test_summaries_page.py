@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -39,9 +40,11 @@ SCRIPT: dict = {}
 class Scripted(EchoBackend):
     """The echo backend with a delay, a reply and a window chosen by the test."""
     created = 0
+    last: "Scripted | None" = None
 
     def __init__(self) -> None:
         type(self).created += 1
+        type(self).last = self
         super().__init__(context_window=SCRIPT.get("window", 8192))
 
     def stream(self, request):
@@ -222,3 +225,20 @@ def test_the_page_and_the_chat_share_one_backend():
     AppTest.from_file(APP, default_timeout=30).run()
     page()
     assert Scripted.created == 1
+
+
+def test_a_run_waiting_behind_a_chat_answer_shows_its_place_in_the_queue():
+    from docchat.backends import GenerationRequest, Message
+
+    SCRIPT.update(reply=" ".join(["word"] * 100), delay=0.02)
+    at = page()
+    shared = Scripted.last  # the one backend the page loaded
+    chat = threading.Thread(target=lambda: "".join(shared.stream(GenerationRequest(
+        messages=[Message("user", "a chat question")]))))
+    chat.start()
+    wait_for(lambda: shared.queue.depth == 1)
+    start_upload_run(at, BSD)
+    wait_for(lambda: any("1 generation(s) ahead" in c for c in texts(page().caption)))
+    chat.join(30)
+    assert jobs().list()[0].join(30)
+
