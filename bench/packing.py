@@ -390,7 +390,8 @@ def main() -> None:
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "docchat-eval"))
     ap.add_argument("--no-timing", action="store_true", help="skip the 1,158-page timing")
-    ap.add_argument("--verbose", action="store_true", help="list docchat's misses")
+    ap.add_argument("--verbose", action="store_true",
+                    help="list docchat's misses (never the test half's: tuning stays blind to it)")
     args = ap.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
@@ -483,7 +484,7 @@ def main() -> None:
             for m, ctx in contexts.items():
                 ok = found(it.evidence, ctx)
                 res.add(it.set, m, budget, it.kind, ok)
-                if m == "docchat" and not ok:
+                if m == "docchat" and not ok and it.set != "test":
                     lost = [e for e in it.evidence if squash(e) not in squash(ctx)]
                     res.misses.append(f"{it.set} {budget} {it.id} [{it.kind}] {it.question} "
                                       f"-> missing {lost}")
@@ -534,8 +535,11 @@ def goals(s: dict) -> dict:
         for k in t["by_kind"]:
             dc = t["recall"]["docchat"]["8000"][k]
             best = max(t["recall"][m]["8000"][k] for m in base)
+            # Verbatim is to match the best baseline (BM25 chunks reach 1.00 there); every
+            # other kind is to lead it by 25 points.
+            lead = 0.0 if k == "verbatim" else GOAL_LEAD
             per[k] = {"docchat": dc, "best_baseline": best, "lead": round(dc - best, 2),
-                      "met": dc >= GOAL_8K and dc - best >= GOAL_LEAD - 1e-9}
+                      "met": dc >= GOAL_8K and dc - best >= lead - 1e-9}
         out["8k_every_kind"] = per
     if "2000" in t["recall"]["docchat"] and "verbatim" in t["by_kind"]:
         v = t["recall"]["docchat"]["2000"]["verbatim"]
@@ -590,7 +594,7 @@ def table(s: dict) -> str:
     g = s.get("goals", {})
     if "8k_every_kind" in g:
         lines.append("\nGoal at 8000 on the test half: every kind >= 0.75 and >= 0.25 over the "
-                     "best baseline")
+                     "best baseline (verbatim: at least the best baseline)")
         for k, v in g["8k_every_kind"].items():
             lines.append(f"  {k:15} docchat {v['docchat']:.2f}  best baseline "
                          f"{v['best_baseline']:.2f}  lead {v['lead']:+.2f}  "
