@@ -47,7 +47,19 @@ _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 _TRAILING_PAGE = re.compile(r"\s\d{1,4}$")
 _SENTENCE_END = re.compile(r"[.,;。，；]$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_CANDIDATE_START = re.compile(f"[0-9#cCaApP第（({_ZH_NUM}]")
+_CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
+# Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
+_ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
+_LETTER_HEAD = re.compile(r"^([A-H])\.[ \t]+(\S.*)$")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+
+
+def _roman(numeral: str) -> int:
+    total = 0
+    for k, ch in enumerate(numeral):
+        value = _ROMAN_VALUES[ch]
+        total += -value if k + 1 < len(numeral) and _ROMAN_VALUES[numeral[k + 1]] > value else value
+    return total
 
 
 def _title_ok(title: str, max_words: int = 12) -> bool:
@@ -75,6 +87,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     heads: list[_Heading] = []
     setext_ranks: dict[str, int] = {"=": 1, "-": 2} if markdown else {}
     prev_num: tuple[int, ...] | None = None
+    prev_roman = prev_letter = 0  # last "IV." and "B." heading numbers (0: none yet)
     in_fence = False
     n = len(lines)
     for i, raw in enumerate(lines):
@@ -99,6 +112,21 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             continue
         if markdown or not _CANDIDATE_START.match(line):
             continue
+        if (m := _ROMAN_HEAD.match(line)) and _roman(m.group(1)) == prev_roman + 1:
+            title, end = line, i + 1
+            following = nxt.strip()
+            if line.endswith(",") and following.isupper() and len(following) <= 60:
+                title, end = f"{line} {following}", i + 2  # "IV. FLOATS: FIGURES," / "TABLES"
+            rest = title[len(m.group(1)) + 1:].strip()
+            if _title_ok(rest.rstrip(".") if rest.isupper() else rest):  # "...VIDEOS, ETC."
+                prev_roman, prev_letter, prev_num = prev_roman + 1, 0, None
+                heads.append(_Heading(i, end, 0.5, title))
+                continue
+        if (m := _LETTER_HEAD.match(line)) and ord(m.group(1)) - 64 == prev_letter + 1 \
+                and (prev_roman or prev_letter or m.group(1) == "A") and _title_ok(m.group(2)):
+            prev_letter, prev_num = prev_letter + 1, None
+            heads.append(_Heading(i, i + 1, 0.75, line))
+            continue
         if m := _NUMBERED.match(line):
             num = tuple(int(x) for x in m.group(1).split("."))
             if _title_ok(m.group(2)) and _plausible_next(prev_num, num):
@@ -114,7 +142,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
                 title = line
                 if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
                     title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"
-                rank = 0.0 if m.group(1).lower() == "part" else 1.0
+                rank = 0.0 if m.group(1).lower() == "part" else 0.5 if prev_roman else 1.0
                 heads.append(_Heading(i, end, rank, title))
             continue
         if len(line) <= 40 and not _SENTENCE_END.search(line):

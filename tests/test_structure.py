@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
 from ingest.document import Page
 from ingest.structure import build_sections
 
@@ -90,3 +92,30 @@ def test_code_block_spanning_pages_stays_whole():
     code = [b for b in secs[0].blocks if b.kind == "code"]
     assert len(code) == 1 and "line1" in code[0].text and "line2" in code[0].text and code[0].page == 1
     assert secs[0].page_start == 1 and secs[0].page_end == 2
+
+
+def test_paper_roman_and_letter_headings():
+    text = ("I. INTRODUCTION\nWe study things.\nA. Background\nSome words.\nB. Method\n"
+            "1. Details\nMore words.\nE. Beutler, M. A. Lichtman, B. W. Coller, and T. S.\n"
+            "II. RESULTS,\nDISCUSSION\nIt works.\nIV. Skipped number\n")
+    sections = build_sections([Page(number=1, text=text)])
+    paths = [s.heading_path for s in sections]
+    assert ("I. INTRODUCTION", "A. Background") in paths
+    assert ("I. INTRODUCTION", "B. Method", "1. Details") in paths
+    assert ("II. RESULTS, DISCUSSION",) in paths
+    assert not any("Beutler" in h or "Skipped" in h for p in paths for h in p)
+
+
+def test_two_column_paper_headings():
+    from pathlib import Path
+
+    import ingest
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pdf" / "apssamp.pdf"
+    if not path.exists():
+        pytest.skip("../shared/corpus is absent (a clone without it)")
+    doc = ingest.load_document(path)
+    top = [s.title for s in doc.sections if s.level == 1]
+    assert top[:4] == ["I. FIRST-LEVEL HEADING:", "II. MATH AND EQUATIONS", "III. CROSS-REFERENCING",
+                       "IV. FLOATS: FIGURES, TABLES, VIDEOS, ETC."]
+    assert any(s.heading_path == ("II. MATH AND EQUATIONS", "A. Multiline equations") for s in doc.sections)
