@@ -7,16 +7,27 @@ Side by side on the bundled SmolLM2 GGUF with a ~2,000-token prompt and 128 new 
    subprocess started here; its token counts come over HTTP).
 Runs alternate raw/llamacpp/openai; each run's prompt opens with its own run number, and
 the KV cache is reset before each in-process run, so every run evaluates the whole prompt
-(the server would otherwise reuse the previous run's prompt from its cache). Reported: medians of time to first token (TTFT)
-and decode speed (tokens after the first / time after the first).
+(the server would otherwise reuse the previous run's prompt from its cache). Reported:
+medians of time to first token (TTFT) and decode speed (tokens after the first / time
+after the first).
 Goals: llamacpp decode >= 0.97 x raw, and <= 30 ms added TTFT.
 
 Usage: python bench/backend.py [--runs 3] [--prompt-tokens 2000] [--new-tokens 128]
        [--threads N] [--no-server] [--json]
+
+Studies (each a table, or one JSON object with --json):
+  --study threads  prefill and decode tok/s with 1 and 2 threads (n_threads_batch for
+                   the prompt, n_threads for decoding), idle and with one core kept busy
+                   by a spinning process: the data behind default_threads().
+  --study prefill  docchat's batched, interruptible prefill against raw llama-cpp-python
+                   (one Llama.eval of the whole prompt) at several prompt lengths; prefill
+                   rate by batch size; Stop latency during prefill and during decoding;
+                   a follow-up's reused prefix and its time to first token.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -107,8 +118,187 @@ def median(rows: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
+class Busy:
+    """One process spinning on a core while the block runs (a busy shared machine)."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def filler_tokens(backend: LlamaCppBackend, n: int) -> list[int]:
+    text = (FILLER * (n // 20 + 10)).encode()
+    return backend.llama.tokenize(text, add_bos=True)[:n]
+
+
+def raw_prefill(backend: LlamaCppBackend, tokens: list[int], batch: int | None = None) -> float:
+    """Seconds for Llama.eval to read tokens from a cold cache, in batches of batch."""
+    llama = backend.llama
+    llama.reset()
+    start = time.perf_counter()
+    if batch is None:
+        llama.eval(tokens)
+    else:
+        for i in range(0, len(tokens), batch):
+            llama.eval(tokens[i:i + batch])
+    return time.perf_counter() - start
+
+
+def raw_decode(backend: LlamaCppBackend, n: int) -> float:
+    """Tokens/s of greedy decoding n tokens after a short prompt."""
+    llama = backend.llama
+    tokens = filler_tokens(backend, 64)
+    llama.reset()
+    steps = llama.generate(tokens, temp=0.0, top_p=1.0, min_p=0.0, repeat_penalty=1.0)
+    next(steps)
+    start = time.perf_counter()
+    for _ in range(n):
+        next(steps)
+    took = time.perf_counter() - start
+    steps.close()
+    return n / took
+
+
+def study_threads(args) -> dict:
+    import llama_cpp
+
+    backend = LlamaCppBackend(n_ctx=2048, n_threads=2, n_threads_batch=2, probe_tokens=0)
+    tokens = filler_tokens(backend, args.study_prompt)
+    raw_prefill(backend, tokens[:64])  # warm-up: page the weights in
+    rows = []
+    for load in ("idle", "one core busy"):
+        guard = Busy() if load != "idle" else contextlib.nullcontext()
+        with guard:
+            for threads in (1, 2):
+                llama_cpp.llama_set_n_threads(backend.llama.ctx, threads, threads)
+                prefill = [len(tokens) / raw_prefill(backend, tokens) for _ in range(args.runs)]
+                decode = [raw_decode(backend, args.new_tokens) for _ in range(args.runs)]
+                rows.append({"load": load, "threads": threads,
+                             "prefill_tok_s": round(statistics.median(prefill), 1),
+                             "decode_tok_s": round(statistics.median(decode), 1)})
+    return {"study": "threads", "model": backend.model, "cores": os.cpu_count(),
+            "prompt_tokens": len(tokens), "new_tokens": args.new_tokens, "runs": args.runs,
+            "rows": rows}
+
+
+def stop_latency(backend: LlamaCppBackend, tokens_in_prompt: int, during: str) -> dict:
+    """Seconds from Stop to the end of the stream, Stop pressed during prefill or decode."""
+    messages = build_messages(backend, tokens_in_prompt, run=int(time.time() * 1000))
+    backend.llama.reset()
+    state = {}
+
+    def on_progress(p):
+        if during == "prefill" and p.done - p.reused >= 64 and "at" not in state:
+            state["at"] = time.perf_counter()
+            request.cancel.set()
+
+    request = GenerationRequest(messages=messages, max_new_tokens=200, on_progress=on_progress)
+    pieces = 0
+    for _ in backend.stream(request):
+        pieces += 1
+        if during == "decode" and pieces == 3:
+            state["at"] = time.perf_counter()  # Stop pressed as the third piece shows
+            request.cancel.set()
+    end = time.perf_counter()
+    return {"stop_s": round(end - state["at"], 4), "evaluated": backend.llama.n_tokens,
+            "prompt_tokens": request.stats.prompt_tokens}
+
+
+def study_prefill(args) -> dict:
+    backend = LlamaCppBackend(n_ctx=8192, n_threads=args.decode_threads,
+                              n_threads_batch=args.threads)
+    probe = backend.prefill_rate()
+    tokens = filler_tokens(backend, 4096)
+    raw_prefill(backend, tokens[:64])
+    by_batch = []
+    for batch in (16, 32, 64, 128, 512):
+        took = statistics.median(raw_prefill(backend, tokens[:1024], batch)
+                                 for _ in range(args.runs))
+        by_batch.append({"batch": batch, "tok_s": round(1024 / took, 1),
+                         "batch_s": round(took / (1024 / batch), 3)})
+    lengths = []
+    for n in args.lengths:
+        raw = statistics.median(raw_prefill(backend, tokens[:n]) for _ in range(args.runs))
+        ours = []
+        for run in range(args.runs):
+            messages = build_messages(backend, n, run=1000 + run)
+            backend.llama.reset()
+            request = GenerationRequest(messages=messages, max_new_tokens=1)
+            list(backend.stream(request))
+            ours.append((request.stats.prefill_ms / 1000, request.stats.prompt_tokens))
+        took = statistics.median(t for t, _ in ours)
+        lengths.append({"prompt_tokens": n, "raw_s": round(raw, 3),
+                        "docchat_s": round(took, 3), "ratio": round(took / raw, 3),
+                        "docchat_batch": backend.batch_tokens})
+    # A follow-up: same system prompt, one more turn.
+    system = build_messages(backend, args.lengths[-1], run=7)[0]
+    first = GenerationRequest(messages=[system, Message("user", "What do rivers do?")],
+                              max_new_tokens=16)
+    backend.llama.reset()
+    answer = "".join(backend.stream(first))
+    follow = GenerationRequest(messages=[system, Message("user", "What do rivers do?"),
+                                         Message("assistant", answer),
+                                         Message("user", "And floods?")], max_new_tokens=4)
+    t = time.perf_counter()
+    next(iter(backend.stream(follow)), None)
+    follow_ttft = time.perf_counter() - t
+    stops = {during: [stop_latency(backend, args.lengths[-1], during) for _ in range(args.runs)]
+             for during in ("prefill", "decode")}
+    return {"study": "prefill", "model": backend.model, "threads_batch": args.threads,
+            "threads_decode": args.decode_threads, "probe_rate_tok_s": round(probe or 0, 1),
+            "rate_after_tok_s": round(backend.prefill_rate() or 0, 1),
+            "by_batch_1024_tokens": by_batch, "lengths": lengths,
+            "follow_up": {"prompt_tokens": follow.stats.prompt_tokens,
+                          "reused": follow.stats.prompt_reused,
+                          "first_question_prefill_s": round(first.stats.prefill_ms / 1000, 3),
+                          "follow_up_ttft_s": round(follow_ttft, 3)},
+            "stop": {k: {"median_s": statistics.median(r["stop_s"] for r in v), "runs": v}
+                     for k, v in stops.items()}}
+
+
+def print_study(result: dict) -> None:
+    if result["study"] == "threads":
+        print(f"{result['model']}: {result['prompt_tokens']} prompt tokens, "
+              f"{result['new_tokens']} decoded, median of {result['runs']}, "
+              f"{result['cores']} cores")
+        print(f"{'load':<16}{'threads':>8}{'prefill tok/s':>15}{'decode tok/s':>14}")
+        for r in result["rows"]:
+            print(f"{r['load']:<16}{r['threads']:>8}{r['prefill_tok_s']:>15.1f}"
+                  f"{r['decode_tok_s']:>14.1f}")
+        return
+    print(f"{result['model']}: prompt threads {result['threads_batch']}, decode threads "
+          f"{result['threads_decode']}; probe rate {result['probe_rate_tok_s']} tok/s, "
+          f"running average after the runs {result['rate_after_tok_s']} tok/s")
+    print(f"{'batch':>6}{'tok/s':>8}{'s/batch':>9}   (1,024 tokens, raw Llama.eval)")
+    for r in result["by_batch_1024_tokens"]:
+        print(f"{r['batch']:>6}{r['tok_s']:>8.1f}{r['batch_s']:>9.3f}")
+    print(f"{'prompt':>7}{'raw s':>8}{'docchat s':>11}{'x raw':>7}{'batch':>7}")
+    for r in result["lengths"]:
+        print(f"{r['prompt_tokens']:>7}{r['raw_s']:>8.2f}{r['docchat_s']:>11.2f}"
+              f"{r['ratio']:>7.2f}{r['docchat_batch']:>7}")
+    f = result["follow_up"]
+    print(f"follow-up: {f['reused']} of {f['prompt_tokens']} prompt tokens reused; first "
+          f"question prefill {f['first_question_prefill_s']:.2f} s, follow-up TTFT "
+          f"{f['follow_up_ttft_s']:.2f} s")
+    for k, v in result["stop"].items():
+        print(f"Stop during {k}: median {v['median_s'] * 1000:.0f} ms "
+              f"(evaluated {[r['evaluated'] for r in v['runs']]} of "
+              f"{v['runs'][0]['prompt_tokens']} prompt tokens)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", choices=("threads", "prefill"))
+    parser.add_argument("--study-prompt", type=int, default=1024,
+                        help="threads study: prompt tokens")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 4096],
+                        help="prefill study: prompt lengths")
+    parser.add_argument("--decode-threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--prompt-tokens", type=int, default=2000)
     parser.add_argument("--new-tokens", type=int, default=128)
@@ -116,6 +306,13 @@ def main() -> None:
     parser.add_argument("--no-server", action="store_true", help="skip the openai path")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.study:
+        result = (study_threads if args.study == "threads" else study_prefill)(args)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_study(result)
+        return
 
     n_ctx = args.prompt_tokens + args.new_tokens + 64
     backend = LlamaCppBackend(n_ctx=n_ctx, n_threads=args.threads)
