@@ -22,7 +22,8 @@ class Settings:
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key: str | None = None
     n_ctx: int | None = None  # None: the model's trained context
-    n_threads: int | None = None  # None: all cores
+    n_threads: int | None = None  # llama.cpp decode threads; None: 1 (see bench/README.md)
+    n_threads_batch: int | None = None  # llama.cpp prompt threads; None: n_threads, else all cores
     max_concurrency: int = 4  # openai backend: requests in flight
     request_timeout: float = 120.0
     max_file_mb: float = 200.0
@@ -54,7 +55,8 @@ class Settings:
             return {"base_url": self.base_url, "model": self.model, "api_key": self.api_key,
                     "timeout": self.request_timeout, "max_concurrency": self.max_concurrency}
         if self.backend == "llamacpp":
-            return {"model_path": self.model, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+            return {"model_path": self.model, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
+                    "n_threads_batch": self.n_threads_batch}
         if self.backend in ("hf", "transformers"):
             return {"path": self.model, "revision": self.model_revision}
         return {}
@@ -81,7 +83,8 @@ class Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
-_INTS = {"n_ctx", "n_threads", "max_concurrency", "history_turns", "max_new_tokens"}
+_INTS = {"n_ctx", "n_threads", "n_threads_batch", "max_concurrency", "history_turns",
+         "max_new_tokens"}
 _FLOATS = {"request_timeout", "max_file_mb", "ttft_target"}
 _PATHS = {"data_dir", "db_path", "summaries_root"}
 

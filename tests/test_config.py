@@ -10,7 +10,8 @@ def test_defaults_are_the_llamacpp_backend_and_data_dir():
     assert s.backend == "llamacpp" and s.model is None
     assert s.db == s.data_dir / "docchat.db" and s.data_dir.name == "data"
     assert s.max_file_mb == 200.0
-    assert s.backend_options() == {"model_path": None, "n_ctx": None, "n_threads": None}
+    assert s.backend_options() == {"model_path": None, "n_ctx": None, "n_threads": None,
+                                   "n_threads_batch": None}
 
 
 def test_environment_and_overrides():
