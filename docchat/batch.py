@@ -29,8 +29,14 @@ from docchat.backends import Backend, GenerationRequest
 from docchat.errors import BackendUnavailable, DocchatError, DocumentError
 from docchat.library import file_sha256, load_or_ingest
 from docchat.store import SessionStore
-from docchat.summarize import (PROMPT_VERSION, Summary, SummaryCancelled, output_language,
-                               render_markdown, summarize_document)
+from docchat.summarize import (
+    PROMPT_VERSION,
+    Summary,
+    SummaryCancelled,
+    output_language,
+    render_markdown,
+    summarize_document,
+)
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)

@@ -21,8 +21,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from docchat.backends import Backend
-from docchat.batch import (INDEX_NAME, DocResult, Item, Progress, StoredDocument,
-                           find_documents, summarize_folder)
+from docchat.batch import (
+    INDEX_NAME,
+    DocResult,
+    Item,
+    Progress,
+    StoredDocument,
+    find_documents,
+    summarize_folder,
+)
 from docchat.errors import DocchatError
 
 logger = logging.getLogger(__name__)
@@ -285,6 +292,11 @@ class RunOptions:
     concurrency: int = 1
     max_mb: float = 200.0
     password: str | None = None
+
+
+def run_concurrency(max_concurrency: int) -> int:
+    """Requests a run keeps in flight to a server: all but one, kept for chat answers."""
+    return max(1, int(max_concurrency) - 1)
 
 
 class SummaryJobs:

@@ -16,7 +16,14 @@ from docchat.render import escape_text, safe_markdown
 from docchat.store import SessionStore
 from docchat.summarize import output_language
 from docchat.summary_i18n import duration, t
-from docchat.summary_jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_folder
+from docchat.summary_jobs import (
+    JobView,
+    RunOptions,
+    SummaryJob,
+    SummaryJobs,
+    run_concurrency,
+    run_folder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +185,7 @@ def start_document(db: str, doc, backend, settings, session_id: str | None,
     """Summarise one stored document; once it is ready, add it to the session's turns."""
     jobs = registry(db)
     options = RunOptions(max_new_tokens=settings.max_new_tokens, max_mb=settings.max_file_mb,
-                         concurrency=settings.max_concurrency)
+                         concurrency=run_concurrency(settings.max_concurrency))
     try:
         return jobs.start([(StoredDocument(doc.id, doc.name), doc.name)], backend,
                           partial(SessionStore.open, db),

@@ -17,8 +17,16 @@ from docchat.errors import DocchatError
 from docchat.i18n import LANGUAGES
 from docchat.render import escape_text
 from docchat.store import SessionStore
-from docchat.summary_jobs import (FolderRefused, RunOptions, collections, folder_documents,
-                                  read_collection, run_folder, subfolders)
+from docchat.summary_jobs import (
+    FolderRefused,
+    RunOptions,
+    collections,
+    folder_documents,
+    read_collection,
+    run_concurrency,
+    run_folder,
+    subfolders,
+)
 
 logger = logging.getLogger("docchat.summaries_page")
 st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")
@@ -103,7 +111,7 @@ def new_run(store: SessionStore, backend) -> None:
     kind = "folder" if source == "folder" else "batch"
     out = run_folder(settings.summaries_dir, kind, title)
     options = RunOptions(lang=lang, max_new_tokens=int(max_tokens), max_mb=settings.max_file_mb,
-                         concurrency=settings.max_concurrency)
+                         concurrency=run_concurrency(settings.max_concurrency))
     try:
         job = ui.registry(str(settings.db)).start(
             items, backend, partial(SessionStore.open, settings.db), out, options, title=title,

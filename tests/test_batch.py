@@ -8,12 +8,19 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from docchat.batch import (DocResult, find_documents, output_name, render_index,
-                           settings_key, summarize_folder, zip_summaries)
-from docchat.backends.echo import EchoBackend
-from docchat.errors import BackendUnavailable
 from test_summarize import ParallelBackend, RecordingBackend
+
+from docchat.backends.echo import EchoBackend
+from docchat.batch import (
+    DocResult,
+    find_documents,
+    output_name,
+    render_index,
+    settings_key,
+    summarize_folder,
+    zip_summaries,
+)
+from docchat.errors import BackendUnavailable
 
 DATA = Path(__file__).parent / "data" / "summarize"
 

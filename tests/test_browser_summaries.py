@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_browser import ARGS, CHROMIUM, Server, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_summarize import RecordingBackend
 
 from docchat.cli_summarize import summarize_command
 from docchat.config import Settings
 from docchat.store import SessionStore
-from test_summarize import RecordingBackend
 
 DATA = Path(__file__).parent / "data" / "summarize"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -16,9 +15,17 @@ from docchat.backends.echo import EchoBackend
 from docchat.batch import StoredDocument
 from docchat.errors import BackendUnavailable
 from docchat.store import SessionStore
-from docchat.summary_jobs import (FolderRefused, RunOptions, SummaryJobs, collections,
-                                  folder_documents, read_collection, resolve_folder, run_folder,
-                                  subfolders)
+from docchat.summary_jobs import (
+    FolderRefused,
+    RunOptions,
+    SummaryJobs,
+    collections,
+    folder_documents,
+    read_collection,
+    resolve_folder,
+    run_folder,
+    subfolders,
+)
 
 DATA = Path(__file__).parent / "data" / "summarize"
 

@@ -9,8 +9,13 @@ import pytest
 
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
-from docchat.summarize import (SummaryCancelled, one_line_overview, plan_groups,
-                               render_markdown, summarize_document)
+from docchat.summarize import (
+    SummaryCancelled,
+    one_line_overview,
+    plan_groups,
+    render_markdown,
+    summarize_document,
+)
 from ingest import load_document
 from ingest.document import Block, Document, Page, Section
 
