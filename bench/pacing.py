@@ -9,7 +9,11 @@ synthetic source that bursts (4-12 pieces 5 ms apart) and stalls (150-400 ms).
    Goal: within 10% of the target.
 2. Smoothing: the smooth preset's display ITL std against the same run's source ITL std (goal:
    cut by >= 70%) and the time it adds after the source ends (goal: < 10% of the source's time).
-3. Raw overhead: reading the backend directly vs through Pacer(raw), per piece on an instant
+3. Long answers: the quick preset as shipped (no catch-up) against the old 2 s catch-up, on
+   a long Chinese answer from a steady fast source (a piece every 14 ms, SmolLM2's decode
+   rate here): display ITL against the schedule's target, chunks shown catching up, and the
+   first chunk's hold (shown - arrived; goal <= 20 ms) in every run.
+4. Raw overhead: reading the backend directly vs through Pacer(raw), per piece on an instant
    source (exact) and as a share of llama.cpp's per-token time (goal < 1%); plus a timed
    llama.cpp pair for reference (noisy: two separate generations).
 
@@ -64,6 +68,46 @@ def make_source(kind: str, backend, n: int, preset: str = "quick"):
     return backend.stream(req), req
 
 
+LONG_ZH = ("河流塑造了大地。它们切开山谷，搬运泥沙，并在入海口形成三角洲！人们沿河而居，城市也随之兴起。"
+           "洪水把肥沃的泥土铺满平原；农民跟着水走，开垦新的田地。")
+
+
+def steady(n: int, gap: float = 0.014):
+    """A long Chinese answer, 1-3 characters a piece, one piece every gap seconds."""
+    text = LONG_ZH * (1 + n // 20)
+    rng = random.Random(3)
+    pos = 0
+    for _ in range(n):
+        step = rng.randint(1, 3)
+        time.sleep(gap)
+        yield text[pos:pos + step]
+        pos += step
+
+
+def first_hold_ms(pacer: Pacer) -> float | None:
+    """How long the first chunk waited after its first piece arrived."""
+    if not pacer.display_times or not pacer.model_times:
+        return None
+    return round((pacer.display_times[0] - pacer.model_times[0]) * 1000, 1)
+
+
+def long_run(max_lag: float | None, n: int) -> dict:
+    preset = get_preset("quick")
+    cfg = preset.pacing if max_lag is None else preset.with_overrides(max_lag=max_lag).pacing
+    pacer = Pacer(cfg)
+    for _ in pacer.pace(steady(n)):
+        pass
+    shown = pacer.shown[1:]
+    target = statistics.mean(x.nominal for x in shown) * 1000
+    measured = statistics.mean(gaps(pacer.display_times))
+    return {"preset": "quick", "max_lag": cfg.max_lag, "pieces": n, "chunks": len(pacer.shown),
+            "target_ms": round(target, 1), "display_itl_ms": round(measured, 1),
+            "err_vs_target_pct": round(100 * (measured - target) / target, 1),
+            "catching_up_pct": round(100 * sum(x.catching_up for x in shown) / max(len(shown), 1), 1),
+            "min_gap_ms": round(min(gaps(pacer.display_times)), 1),
+            "first_hold_ms": first_hold_ms(pacer)}
+
+
 def gaps(times: list[float]) -> list[float]:
     return [(b - a) * 1000 for a, b in zip(times, times[1:])]
 
@@ -84,7 +128,8 @@ def schedule_run(kind: str, backend, preset: str, n: int) -> dict:
             "mid_ms": round(cfg.mid_delay * 1000, 1), "target_ms": round(target, 1),
             "display_itl_ms": round(measured, 1),
             "err_vs_target_pct": round(100 * (measured - target) / target, 1),
-            "err_vs_mid_pct": round(100 * (measured - cfg.mid_delay * 1000) / (cfg.mid_delay * 1000), 1)}
+            "err_vs_mid_pct": round(100 * (measured - cfg.mid_delay * 1000) / (cfg.mid_delay * 1000), 1),
+            "first_hold_ms": first_hold_ms(pacer)}
 
 
 def smooth_run(kind: str, backend, n: int) -> dict:
@@ -139,6 +184,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=200, help="pieces per smoothing/raw run")
     ap.add_argument("--schedule-tokens", type=int, default=60, help="pieces per preset schedule run")
+    ap.add_argument("--long-pieces", type=int, default=240, help="pieces of the long answer")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
     started = time.perf_counter()
@@ -153,6 +199,7 @@ def main() -> None:
         "schedule": [schedule_run(k, backend, p, int(args.schedule_tokens * (2.5 if k == "synthetic" else 1)))
                      for k in sources for p in ("quick", "long", "code")],
         "smooth": [smooth_run(k, backend, args.tokens) for k in sources],
+        "long": [long_run(lag, args.long_pieces) for lag in (None, 2.0)],
         "raw": raw_overhead(backend, args.tokens),
     }
     result["bench_s"] = round(time.perf_counter() - started, 1)
@@ -161,11 +208,17 @@ def main() -> None:
         return
     print(f"Pacing bench ({result['model']}, {result['bench_s']} s)\n")
     print(f"{'source':10} {'preset':6} {'chunks':>6} {'mid ms':>7} {'target':>7} {'shown':>7} "
-          f"{'vs target':>9} {'vs mid':>7} {'src-bound':>9}")
+          f"{'vs target':>9} {'vs mid':>7} {'src-bound':>9} {'1st hold':>8}")
     for r in result["schedule"]:
         print(f"{r['source']:10} {r['preset']:6} {r['chunks']:6} {r['mid_ms']:7} {r['target_ms']:7} "
               f"{r['display_itl_ms']:7} {r['err_vs_target_pct']:8}% {r['err_vs_mid_pct']:6}% "
-              f"{r['source_bound_pct']:8}%")
+              f"{r['source_bound_pct']:8}% {r['first_hold_ms']:6}ms")
+    print(f"\nlong Chinese answer, quick preset: {'max_lag':>7} {'chunks':>6} {'target':>7} "
+          f"{'shown':>7} {'vs target':>9} {'catching up':>11} {'min gap':>7} {'1st hold':>8}")
+    for r in result["long"]:
+        print(f"{'':34} {r['max_lag']:7} {r['chunks']:6} {r['target_ms']:7} {r['display_itl_ms']:7} "
+              f"{r['err_vs_target_pct']:8}% {r['catching_up_pct']:10}% {r['min_gap_ms']:7} "
+              f"{r['first_hold_ms']:6}ms")
     print(f"\n{'source':10} {'pieces':>6} {'src std':>8} {'disp std':>8} {'std cut':>8} "
           f"{'src s':>7} {'added s':>8} {'added':>6}")
     for r in result["smooth"]:

@@ -277,16 +277,20 @@ def answer_factory(documents: Sequence, question: str, backend, history: Sequenc
 
         local = threading.local()  # SQLite connections belong to the thread that opened them
 
-        def search(query: str):
+        def opened() -> SessionStore:
             if getattr(local, "store", None) is None:
                 local.store = SessionStore.open(db_path)
-            return local.store.search_sections(query, doc_ids)
+            return local.store
 
+        def search(query: str):
+            return opened().search_sections(query, doc_ids)
+
+        vectors = opened() if hasattr(SessionStore, "put_embeddings") else None
         return ask(list(documents), question, backend, history=list(history), preset=preset,
                    overrides=overrides or None, search=search, cancel=cancel,
                    on_queue=on_queue, started_at=started_at, history_turns=history_turns,
                    ttft_target=ttft_target, whole_window=whole_window,
-                   previous_sections=previous_sections)
+                   previous_sections=previous_sections, embedding_store=vectors)
 
     return make
 

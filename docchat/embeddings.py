@@ -231,6 +231,14 @@ class Embedder:
                 logger.info("loaded %s (numpy) in %.2f s", MODEL_NAME, time.perf_counter() - t)
             return self._query_encoder
 
+    def ready(self, doc: Document, store: EmbeddingStore | None = None) -> bool:
+        """True when the document's section vectors are at hand (cached or stored), so
+        scores() will not have to embed its sections first."""
+        if f"{doc.sha256}:{len(doc.sections)}" in self._cache:
+            return True
+        store = store or self.store
+        return store is not None and store.get_embeddings(doc.sha256, STORED_AS) is not None
+
     def vectors(self, doc: Document, store: EmbeddingStore | None = None):
         """The document's section vectors (rows in section order), computed once: from the
         in-process cache, else from store (or the embedder's own), else embedded and

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Callable, Iterator, Sequence
 
 from docchat.backends import Backend, GenerationRequest
+from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.evidence import Evidence, find_evidence, to_dicts
 from docchat.packing import PackedContext, pack
 from docchat.pacing import Pacer
@@ -25,13 +26,24 @@ logger = logging.getLogger(__name__)
 
 # A budget under this many prompt tokens leaves too little room for evidence to be worth
 # answering from; a backend slower than MIN_PROMPT_BUDGET / target tokens/s gets this floor.
-MIN_PROMPT_BUDGET = 1024
+MIN_PROMPT_BUDGET = 512
 
 _REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
 
 
 def _pack_accepts(name: str) -> bool:
     return name in inspect.signature(pack).parameters
+
+
+def dense_ready(documents: Sequence[Document], store=None, embedder=None) -> bool:
+    """Whether the English documents' section vectors are at hand. While an upload's are
+    still being computed in the background, a question is packed by BM25 alone rather than
+    wait for them (a 200-page manual takes a minute on a busy 2-core machine)."""
+    embedder = embedder if embedder is not None else DEFAULT_EMBEDDER
+    ready = getattr(embedder, "ready", None)
+    if ready is None or not embedder.enabled:
+        return True
+    return all(ready(d, store) for d in documents if d.language != "zh" and d.sections)
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,8 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         history_turns: int = 3, clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], object] | None = None, ttft_target: float | None = None,
         whole_window: bool = False, previous_sections: Sequence | None = None,
-        on_progress: Callable[[object], None] | None = None) -> Answer:
+        on_progress: Callable[[object], None] | None = None,
+        embedding_store=None) -> Answer:
     """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
     Packing happens here, so ContextTooLong is raised before anything is generated;
@@ -131,7 +144,8 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     the user asked: time to first token is measured from it. ``ttft_target`` (seconds)
     caps the prompt at what the backend reads in that time (``whole_window`` lifts it);
     ``previous_sections`` (the last answer's ``packed.sections``) lets the packer keep
-    what the backend already read first, so its cache is reused.
+    what the backend already read first, so its cache is reused. ``embedding_store`` keeps
+    the packer's section vectors (docchat.store.SessionStore does).
     """
     started = clock() if started_at is None else started_at
     chosen = resolve_preset(preset, overrides)
@@ -141,6 +155,11 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     extra = {}
     if previous_sections and _pack_accepts("previous_sections"):
         extra["previous_sections"] = [tuple(s) for s in previous_sections]
+    if embedding_store is not None and _pack_accepts("store"):
+        extra["store"] = embedding_store
+    dense = dense_ready(documents, embedding_store)
+    if not dense:
+        extra["embedder"] = None
     packed = pack(documents, question, backend, history=history, search=search,
                   max_new_tokens=max_new, history_turns=history_turns,
                   context_window=budget.context_window, **extra)
@@ -164,6 +183,7 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
             answer.stopped = pacer.stopped
             m = pacer.metrics(request.stats).to_dict()
             m["budget"] = budget.to_dict()
+            m["dense"] = dense
             m["packed_tokens"] = packed.tokens
             m["evidence_ms"] = answer.evidence_ms
             m["evidence"] = to_dicts(evidence)

@@ -53,6 +53,30 @@ LATENCY_JS = """(n0) => {
 }"""
 
 
+# Installed before pressing Enter: when the new answer box first showed the evidence, the
+# reading progress, and the answer itself (the streaming cursor or the finished metrics).
+SEEN_JS = """(n0) => {
+  const seen = window.__seen = {t0: null, evidence: null, progress: null, answer: null};
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && seen.t0 === null) seen.t0 = performance.now();
+  }, true);
+  const obs = new MutationObserver(() => {
+    if (seen.t0 === null) return;
+    const msgs = document.querySelectorAll('[data-testid="stChatMessage"]');
+    if (msgs.length < n0 + 2) return;
+    const text = msgs[msgs.length - 1].innerText, now = performance.now();
+    if (seen.evidence === null && text.includes('Passages that match your question'))
+      seen.evidence = now;
+    if (seen.progress === null && text.includes('tokens of context')) seen.progress = now;
+    if (seen.answer === null && (text.includes('\u258c') || /tokens in/.test(text))) {
+      seen.answer = now;
+      obs.disconnect();
+    }
+  });
+  obs.observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -152,8 +176,8 @@ def wait_idle(page, timeout: float = 60) -> None:
         timeout=timeout * 1000)
 
 
-def upload(page) -> None:
-    page.locator("input[type=file]").set_input_files([str(PDF)])
+def upload(page, path: Path = PDF) -> None:
+    page.locator("input[type=file]").set_input_files([str(path)])
     page.get_by_text("fits the model's window whole").first.wait_for(timeout=60_000)
     wait_idle(page)
 
@@ -338,3 +362,53 @@ def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_pa
     assert " ".join(on_screen.split()) in " ".join(assistant.split())
     assert "Interrupted" in assistant
     resumed.screenshot(path=ARTIFACTS / "browser-restarted.png", full_page=True)
+
+
+def test_evidence_and_progress_first_and_stop_while_reading_frees_the_queue(browser, server,
+                                                                            results):
+    page, _ = open_page(browser, server.url)
+    upload(page)
+    limit_answers(page, 24)
+    sid = session_of(page)
+    page.evaluate(SEEN_JS, 0)
+    ask(page, "What is the default port?")
+    wait_answer(page, 2)
+    seen = page.evaluate("window.__seen")
+    page.screenshot(path=ARTIFACTS / "browser-evidence.png", full_page=True)
+    assert seen["evidence"] is not None and seen["progress"] is not None, seen
+    assert seen["evidence"] < seen["answer"] and seen["progress"] < seen["answer"], seen
+    # Kept under the finished answer, collapsed.
+    assert page.locator(MESSAGE).nth(1).get_by_text("Passages that match your question").count()
+    first = json.loads(server.turns(sid)[-1][3])
+
+    # A second tab, another document: Stop while the model reads it.
+    other, _ = open_page(browser, server.url)
+    upload(other, ROOT / "README.md")
+    other_sid = session_of(other)
+    ask(other, "How do I run the tests?")
+    other.locator(MESSAGE).nth(1).get_by_text(re.compile("Reading .* tokens of context")).wait_for(
+        timeout=120_000)
+    other.screenshot(path=ARTIFACTS / "browser-reading.png")
+    pressed = time.perf_counter()
+    other.get_by_role("button", name=re.compile("Stop")).click()
+    other.locator(MESSAGE).nth(1).get_by_text("Stopped").wait_for(timeout=30_000)
+    stopped_ms = (time.perf_counter() - pressed) * 1000
+    role, content, status, metrics = server.turns(other_sid)[-1]
+    metrics = json.loads(metrics)
+    assert status == "stopped" and content == "" and metrics["completion_tokens"] == 0
+    assert metrics["finish_reason"] == "cancelled"
+    # The first tab's follow-up is not held up by the stopped one.
+    ask(page, "And how long is the warranty?")
+    wait_answer(page, 4)
+    follow = json.loads(server.turns(sid)[-1][3])
+    assert server.turns(sid)[-1][2] == "done"
+    results["responsiveness"] = {
+        "evidence_ms": round(seen["evidence"] - seen["t0"], 1),
+        "progress_ms": round(seen["progress"] - seen["t0"], 1),
+        "first_answer_ms": round(seen["answer"] - seen["t0"], 1),
+        "first_prompt_tokens": first["prompt_tokens"], "first_reused": first["prompt_reused"],
+        "stop_to_stopped_on_screen_ms": round(stopped_ms, 1),
+        "follow_up_queue_ms": follow["queue_ms"], "follow_up_prompt_tokens":
+        follow["prompt_tokens"], "follow_up_reused": follow["prompt_reused"],
+        "follow_up_ttft_ms": follow["model"]["ttft_ms"],
+    }

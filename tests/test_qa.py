@@ -7,7 +7,7 @@ import pytest
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
-from docchat.qa import ask, resolve_preset
+from docchat.qa import MIN_PROMPT_BUDGET, ask, dense_ready, resolve_preset
 from ingest.document import Block, Document, Page, Section
 
 
@@ -145,7 +145,7 @@ def test_a_very_slow_backend_still_gets_a_useful_budget():
     backend = EchoBackend(context_window=8192)
     backend.prefill_rate = lambda: 5.0  # 50 tokens in 10 s would leave no evidence
     answer = ask([big_doc()], "port?", backend, preset="raw", ttft_target=10)
-    assert answer.budget.prompt_budget == 1024
+    assert answer.budget.prompt_budget == MIN_PROMPT_BUDGET == 512
 
 
 def test_evidence_is_ready_before_the_answer_is_read():
@@ -198,3 +198,35 @@ def test_previous_sections_reach_the_packer(monkeypatch):
     "".join(ask([big_doc()], "port?", EchoBackend(), preset="raw",
                 previous_sections=[[None, 3], ["big.txt", 5]]))
     assert seen["previous"] == [(None, 3), ("big.txt", 5)]  # JSON lists back to tuples
+
+
+def test_question_does_not_wait_for_section_vectors_still_being_computed(monkeypatch):
+    import docchat.qa as qa
+
+    class Embedder:
+        enabled = True
+
+        def __init__(self, ready):
+            self._ready = ready
+
+        def ready(self, doc, store=None):
+            return self._ready
+
+    seen = {}
+    real = qa.pack
+
+    def pack(*args, **kw):
+        seen["embedder"] = kw.get("embedder", "default")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(qa, "pack", pack)
+    assert dense_ready([big_doc()], embedder=Embedder(True))
+    assert not dense_ready([big_doc()], embedder=Embedder(False))
+    monkeypatch.setattr(qa, "DEFAULT_EMBEDDER", Embedder(False))
+    answer = ask([big_doc()], "port?", EchoBackend(), preset="raw")
+    assert seen["embedder"] is None and answer.evidence  # BM25 alone, evidence at once
+    "".join(answer)
+    assert answer.metrics["dense"] is False
+    monkeypatch.setattr(qa, "DEFAULT_EMBEDDER", Embedder(True))
+    "".join(ask([big_doc()], "port?", EchoBackend(), preset="raw"))
+    assert seen["embedder"] == "default"
