@@ -85,6 +85,9 @@ STRINGS: dict[str, dict[str, str]] = {
                   "zh": "已读完 {total:,} 个词元的上下文，正在写回答…"},
     "p_unknown": {"en": "The server is reading the context (it does not report its progress)…",
                   "zh": "服务器正在读取上下文（它不报告进度）…"},
+    "p_unknown_n": {"en": "The server is reading {total:,} tokens of context (it does not "
+                          "report how far it is)…",
+                    "zh": "服务器正在读取 {total:,} 个词元的上下文（它不报告进度）…"},
     "evidence": {"en": "Passages that match your question", "zh": "与问题相关的段落"},
     "evidence_none": {"en": "No passage matches the question's words; the model reads the "
                             "outline and the sections chosen.",
@@ -162,6 +165,8 @@ def progress_line(progress, elapsed: float, language: str = "en") -> str:
     if progress is None:
         return f"{t('waiting', language)} {clock}"
     if not getattr(progress, "known", True):
+        if progress.total:
+            return f"{t('p_unknown_n', language, total=int(progress.total))} {clock}"
         return f"{t('p_unknown', language)} {clock}"
     total, done = int(progress.total), int(progress.done)
     if total and done >= total:

@@ -419,7 +419,7 @@ def test_budget_and_reuse_in_metrics_and_whole_window_for_one_question(scripted)
     assert first["sections"] and first["evidence"]
 
 
-def test_follow_up_passes_the_previous_sections(scripted, monkeypatch):
+def test_follow_up_passes_the_previous_sections_and_warm_start_runs_once(scripted, monkeypatch):
     import docchat.qa as qa
 
     seen = []
@@ -437,3 +437,11 @@ def test_follow_up_passes_the_previous_sections(scripted, monkeypatch):
     assert not seen[0]  # nothing before the first question
     first = store().turns(at.query_params["session"])[1].metrics["sections"]
     assert [list(s) for s in seen[1]] == first
+    # The stable prefix was sent to warm the backend once, when the document was attached
+    # (not again on later runs: by then the cache holds the last prompt, which starts with it).
+    at.run()
+    app(session=at.query_params["session"])  # a reload
+    (warmed,) = SCRIPT["prefetched"]
+    assert [m.role for m in warmed] == ["system"]
+    asked_prompt = SCRIPT["requests"][0].messages[0].content
+    assert asked_prompt.startswith(warmed[0].content)  # the question's prompt starts with it

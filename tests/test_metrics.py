@@ -96,4 +96,8 @@ def test_progress_line_always_has_a_moving_figure():
     unknown = PrefillProgress(done=0, total=0, known=False)
     assert "does not report its progress" in progress_line(unknown, 3.0)
     assert progress_fraction(unknown) is None
+    server = PrefillProgress(done=0, total=5200, known=False)
+    assert progress_line(server, 3.0) == ("The server is reading 5,200 tokens of context (it "
+                                          "does not report how far it is)… (3.0 s)")
+    assert progress_fraction(server) is None  # no bar that would not move
     assert progress_line(PrefillProgress(10, 10), 4.0).startswith("Read 10 tokens")
