@@ -15,15 +15,9 @@ from docchat.batch import StoredDocument, settings_key
 from docchat.render import escape_text, safe_markdown
 from docchat.store import SessionStore
 from docchat.summarize import output_language
+from docchat.summary_files import run_folder
 from docchat.summary_i18n import duration, t
-from docchat.summary_jobs import (
-    JobView,
-    RunOptions,
-    SummaryJob,
-    SummaryJobs,
-    run_concurrency,
-    run_folder,
-)
+from docchat.summary_jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_concurrency
 
 logger = logging.getLogger(__name__)
 

@@ -17,16 +17,15 @@ from docchat.errors import DocchatError
 from docchat.i18n import LANGUAGES
 from docchat.render import escape_text
 from docchat.store import SessionStore
-from docchat.summary_jobs import (
+from docchat.summary_files import (
     FolderRefused,
-    RunOptions,
     collections,
     folder_documents,
     read_collection,
-    run_concurrency,
     run_folder,
     subfolders,
 )
+from docchat.summary_jobs import RunOptions, run_concurrency
 
 logger = logging.getLogger("docchat.summaries_page")
 st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")

@@ -15,10 +15,8 @@ from docchat.backends.echo import EchoBackend
 from docchat.batch import StoredDocument
 from docchat.errors import BackendUnavailable
 from docchat.store import SessionStore
-from docchat.summary_jobs import (
+from docchat.summary_files import (
     FolderRefused,
-    RunOptions,
-    SummaryJobs,
     collections,
     folder_documents,
     read_collection,
@@ -26,6 +24,7 @@ from docchat.summary_jobs import (
     run_folder,
     subfolders,
 )
+from docchat.summary_jobs import RunOptions, SummaryJobs
 
 DATA = Path(__file__).parent / "data" / "summarize"
 
