@@ -126,56 +126,72 @@ def _render(entries, chosen, headers, counter: Counter | None) -> Outline:
     return Outline(text, tokens, dropped, entries, chosen, headers)
 
 
-CHAPTER_TOP = 3  # a chapter scores as the sum of its best sections' scores
-CHAPTER_MIN = 4  # the chapter level is the shallowest with at least this many headings
+PART_TOP = 3  # a part (heading) scores as the sum of its best sections' scores
+PART_ALPHA = 0.8  # the part asked about: the smallest one scoring this share of the best
 
 
-def chapter_depth(entries: Sequence[Entry]) -> int:
-    """The heading depth that divides a document into chapters: the shallowest one with
-    CHAPTER_MIN headings (a lone title heading above the chapters is skipped)."""
-    depths = [e.depth for e in entries]
-    for depth in sorted(set(depths)):
-        if depths.count(depth) >= CHAPTER_MIN:
-            return depth
-    return max(depths, default=1)
+def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
+    """Score of each heading (entry) of doc for the question: the sum of the PART_TOP best
+    section scores under it (relevance: section position -> score)."""
+    hits = sorted(relevance)
+    out = []
+    for e in entries_of(doc):
+        lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
+        best = sorted((relevance[hits[k]] for k in range(lo, hi)), reverse=True)[:PART_TOP]
+        out.append(sum(best))
+    return out
 
 
-def best_chapter(documents: Sequence[Document], relevance: Sequence[dict[int, float]]
-                 ) -> tuple[int, int] | None:
-    """(document, entry) of the chapter the question is about: the chapter-level heading
-    whose sections score highest (the sum of its CHAPTER_TOP best); None without hits."""
-    best, best_score = None, 0.0
+def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+                     with_children: bool = False) -> tuple[int, int] | None:
+    """(document, entry) of the part of the documents the question is about: of the
+    headings scoring at least PART_ALPHA of the best one (headings over the question's
+    best sections), the one over the fewest sections. with_children: only headings with
+    headings under them. None without hits."""
+    scored = []
     for di, (d, rel) in enumerate(zip(documents, relevance)):
         if not rel:
             continue
         es = entries_of(d)
-        level = chapter_depth(es)
-        hits = sorted(rel)
-        for ei, e in enumerate(es):
-            if e.depth != level:
+        for ei, sc in enumerate(part_scores(d, rel)):
+            if sc <= 0:
                 continue
-            lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
-            score = sum(sorted((rel[hits[k]] for k in range(lo, hi)), reverse=True)[:CHAPTER_TOP])
-            if score > best_score:
-                best, best_score = (di, ei), score
-    return best
+            if with_children and not (ei + 1 < len(es) and es[ei + 1].depth > es[ei].depth
+                                      and es[ei + 1].start < es[ei].end):
+                continue
+            scored.append((sc, di, ei))
+    if not scored:
+        return None
+    top = max(sc for sc, _, _ in scored)
+    near = [(entries_of(documents[di])[ei], sc, di, ei)
+            for sc, di, ei in scored if sc >= PART_ALPHA * top]
+    e, _, di, ei = min(near, key=lambda x: (x[0].end - x[0].start, -x[1], -x[0].depth))
+    return di, ei
+
+
+def subtree(doc: Document, ei: int) -> list[int]:
+    """Entry ei and the entries under it (indexes into entries_of(doc))."""
+    es = entries_of(doc)
+    top = es[ei]
+    k = ei + 1
+    while k < len(es) and es[k].start < top.end and es[k].depth > top.depth:
+        k += 1
+    return list(range(ei, k))
 
 
 def focus_outline(documents: Sequence[Document], counter: Counter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None) -> str:
-    """The whole sub-outline, with pages, of the chapter the question is about (see
-    best_chapter), its deepest levels left out first when it does not fit budget tokens;
-    empty when there is no such chapter or the outline shown already holds all of it."""
-    found = best_chapter(documents, relevance)
+    """The whole sub-outline, with pages, of the part the question is about (see
+    part_asked_about: a chapter, or a section with subsections), its deepest levels left
+    out first when it does not fit budget tokens; empty when there is no such part or the
+    outline shown already holds all of it."""
+    found = part_asked_about(documents, relevance, with_children=True)
     if found is None or budget <= 0:
         return ""
     di, ei = found
     doc, es = documents[di], entries_of(documents[di])
     top = es[ei]
-    k = ei + 1
-    while k < len(es) and es[k].start < top.end and es[k].depth > top.depth:
-        k += 1
-    sub = list(range(ei, k))
+    sub = subtree(doc, ei)
     if shown is not None and set(sub) <= set(shown.chosen[di]):
         return ""
     path = doc.sections[top.start].heading_path[: top.depth]

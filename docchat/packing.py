@@ -23,7 +23,7 @@ from docchat.backends import Message
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.embeddings import Embedder, EmbeddingStore
 from docchat.errors import ContextTooLong
-from docchat.outline import build_outline, focus_outline
+from docchat.outline import build_outline, entries_of, focus_outline, part_asked_about
 from docchat.passages import Counter, Passage, render_passages
 from docchat.retrieval import (
     SearchFn,
@@ -50,6 +50,7 @@ MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its heade
 MIN_ROOM = 8  # tokens: stop filling below this
 MAX_MISSES = 16  # filling from the start stops after this many sections that do not fit
 STICKY = 0.3  # score raise of a previous prompt's section that still matches the question
+SPAN_SHARE = 0.5  # of the evidence budget: the most a part packed whole may take
 FOCUS_SHARE = 0.12  # of the evidence budget: the sub-outline of the chapter asked about
 
 
@@ -404,6 +405,20 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
     chosen: list[dict[int, Passage]] = [{} for _ in documents]
     used = 0
     rank = 0
+    # A question about one part (a section with its subsections): that part whole, start,
+    # middle and end, before anything else, where it takes at most SPAN_SHARE of the budget.
+    part = part_asked_about(documents, positions)
+    if part is not None:
+        di, ei = part
+        d = documents[di]
+        e = entries_of(d)[ei]
+        span = [Passage.whole(d, d.sections[p], 0) for p in range(e.start, e.end)]
+        cost = sum(x.cost(counter) for x in span)
+        if e.end - e.start > 1 and cost <= SPAN_SHARE * avail:
+            for p, x in zip(range(e.start, e.end), span):
+                rank += 1
+                chosen[di][p] = Passage(x.doc, x.section, None, rank)
+            used += cost
 
     def fill(i: int, cap: float) -> float:
         nonlocal rank

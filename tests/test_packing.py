@@ -462,3 +462,32 @@ def test_follow_up_prompt_starts_with_the_previous_prompt():
     end = a.index("#### " + by_index[first.sections[n][1]].heading) if n < len(
         first.sections) else len(a)
     assert shared >= end - 2
+
+
+def test_question_about_one_section_packs_that_section_whole(monkeypatch):
+    """Start, middle and end of the part asked about (five subsections, only the first
+    and last using the question's words), not only its best-matching sections and their
+    neighbours."""
+    secs = [section(0, ("1 Introduction",), [("prose", FILLER * 3, 1)])]
+    for k in range(8):
+        secs.append(section(len(secs), (f"{k + 2} Notes {k}",), [
+            ("prose", (f"Note {k} on backup. " if k < 2 else f"Note {k}. ") + FILLER, k + 2)]))
+    steps = ["START: tar and rsync make a backup; the backup is a copy of the files. ",
+             "Step two: choose the disk. ", "MIDDLE: cron runs the job every night. ",
+             "Step four: label the disk. ",
+             "END: to restore a backup, copy the backup files back. "]
+    for j, text in enumerate(steps):
+        secs.append(section(len(secs), ("10 Keeping copies", f"10.{j + 1} Step {j + 1}"),
+                            [("prose", text + FILLER * 2, 11 + len(secs))]))
+    secs.append(section(len(secs), ("11 Sound",), [("prose", FILLER * 6, 30)]))
+    doc = document("b.pdf", secs)
+    q = "Explain the whole backup procedure from start to end."
+    p = pack([doc], q, CharBackend(4800), max_new_tokens=50)
+    assert not p.whole
+    assert all(x in p.text for x in ("START:", "MIDDLE:", "END:"))
+    assert [("b.pdf", i) for i in range(9, 14)] == [s for s in p.sections if 9 <= s[1] < 14]
+    assert p.text.index("START:") < p.text.index("MIDDLE:") < p.text.index("END:")
+    # Without whole parts, the best sections and their neighbours miss the middle.
+    monkeypatch.setattr("docchat.packing.SPAN_SHARE", 0.0)
+    hits = pack([doc], q, CharBackend(4800), max_new_tokens=50)
+    assert "MIDDLE:" not in hits.text
