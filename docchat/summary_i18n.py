@@ -40,6 +40,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "s_lang_en": {"en": "English", "zh": "英文"},
     "s_lang_zh": {"en": "Chinese", "zh": "中文"},
     "s_max_tokens": {"en": "Longest summary (tokens)", "zh": "摘要最长词元数"},
+    "s_password": {"en": "Password for encrypted PDFs (optional)",
+                   "zh": "加密 PDF 的密码（可选）"},
     "s_start": {"en": "Summarise", "zh": "开始总结"},
     "s_nothing": {"en": "Choose at least one document first.",
                   "zh": "请先至少选择一个文档。"},

@@ -122,7 +122,7 @@ class SummaryJob:
             now = self.finished_at if self.finished_at is not None else self._clock()
             return JobView(self.id, self.title, self.kind, self.state, self.out_dir,
                            tuple(replace(i) for i in self.items), self.error,
-                           now - self.started_at, self._eta(), self.session_id)
+                           now - self.started_at, self._eta(now), self.session_id)
 
     def wait(self, version: int, timeout: float) -> int:
         """Block until something changed after version (or timeout); return the new version."""
@@ -134,8 +134,9 @@ class SummaryJob:
     def join(self, timeout: float | None = None) -> bool:
         return self._finished.wait(timeout)
 
-    def _eta(self) -> float | None:
-        """Seconds left: mean step time x steps left (this document's, then the others')."""
+    def _eta(self, now: float) -> float | None:
+        """Seconds left: mean step time x steps left (this document's, then the others'),
+        less the time the step in progress has run (at least 1 s while running)."""
         if self.state != "running":
             return 0.0
         if not self._step_seconds:
@@ -151,7 +152,10 @@ class SummaryJob:
         else:  # its first step is running: as many steps as the documents before it
             left = per_doc
         waiting = sum(i.status == "pending" for i in self.items)
-        return per_step * (left + waiting * per_doc)
+        running_for = 0.0
+        if left and self._last_mark is not None:
+            running_for = min(per_step, max(0.0, now - self._last_mark))
+        return max(1.0, per_step * (left + waiting * per_doc) - running_for)
 
     # -- writing (from the run's thread)
     def stop(self) -> None:

@@ -95,11 +95,12 @@ def new_run(store: SessionStore, backend) -> None:
     source = st.radio(q("s_source"), sources, key="s_source", horizontal=True,
                       format_func=lambda s: q(f"s_{s}"))
     picked = chosen(store, source)
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     lang = c1.selectbox(q("s_lang"), ["auto", "en", "zh"], key="s_lang",
                         format_func=lambda v: q(f"s_lang_{v}"))
     max_tokens = c2.number_input(q("s_max_tokens"), min_value=16, max_value=4096, step=16,
                                  value=settings.max_new_tokens, key="s_max_tokens")
+    password = c3.text_input(q("s_password"), type="password", key="s_password")
     if not st.button(q("s_start"), type="primary", key="s_start_btn",
                      icon=":material/summarize:"):
         return
@@ -110,6 +111,7 @@ def new_run(store: SessionStore, backend) -> None:
     kind = "folder" if source == "folder" else "batch"
     out = run_folder(settings.summaries_dir, kind, title)
     options = RunOptions(lang=lang, max_new_tokens=int(max_tokens), max_mb=settings.max_file_mb,
+                         password=password or None,
                          concurrency=run_concurrency(settings.max_concurrency))
     try:
         job = ui.registry(str(settings.db)).start(

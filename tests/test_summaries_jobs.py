@@ -252,3 +252,7 @@ def test_eta_counts_the_document_whose_first_step_is_running():
     view = job.snapshot()
     assert view.eta_s == 10.0 * (2 + 2) and view.fraction == pytest.approx(1 / 3)
     assert view.current.name == "b"
+    now[0] = 24.0  # the time left counts down while a step runs, by one step at most
+    assert job.snapshot().eta_s == 10.0 * 4 - 4.0
+    now[0] = 60.0
+    assert job.snapshot().eta_s == 10.0 * 4 - 10.0

@@ -242,3 +242,16 @@ def test_a_run_waiting_behind_a_chat_answer_shows_its_place_in_the_queue():
     chat.join(30)
     assert jobs().list()[0].join(30)
 
+
+
+def test_an_encrypted_pdf_opens_with_the_runs_password():
+    locked = ("locked.pdf", (DATA.parent / "app" / "guide-locked.pdf").read_bytes(),
+              "application/pdf")
+    at = page()
+    start_upload_run(at, locked)
+    assert jobs().list()[0].join(10)
+    assert "locked.pdf is encrypted" in page().error[0].value
+    at.text_input(key="s_password").input("secret").run()
+    at.button(key="s_start_btn").click().run()
+    job = jobs().list()[0]
+    assert job.join(10) and [i.status for i in job.snapshot().items] == ["done"]
