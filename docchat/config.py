@@ -22,8 +22,8 @@ class Settings:
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key: str | None = None
     n_ctx: int | None = None  # None: the model's trained context
-    n_threads: int | None = None  # llama.cpp decode threads; None: 1 (see bench/README.md)
-    n_threads_batch: int | None = None  # llama.cpp prompt threads; None: n_threads, else all cores
+    n_threads: int | None = None  # llama.cpp decode threads (alone: prompt threads too)
+    n_threads_batch: int | None = None  # llama.cpp prompt threads; None: leave a core free
     max_concurrency: int = 4  # openai backend: requests in flight
     request_timeout: float = 120.0
     max_file_mb: float = 200.0

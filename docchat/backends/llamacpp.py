@@ -119,16 +119,22 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
 
 def default_threads(n_threads: int | None = None,
                     n_threads_batch: int | None = None) -> tuple[int, int]:
-    """(decode threads, prompt threads): given values, else 1 and all cores.
+    """(decode threads, prompt threads): the given values, else defaults that leave a core free.
 
-    Measured on a 2-core box (bench/backend.py --threads): decoding gains little from
-    a second thread when idle and collapses when another process takes a core
-    (llama.cpp's threads spin-wait for each other every token), while reading a prompt
-    is one large batch per step that a second core nearly doubles.
+    llama.cpp's threads spin-wait for each other at every step, so a thread whose core
+    is taken by another process stalls all of them: measured on a 2-core box
+    (bench/backend.py --study threads; bench/README.md), decoding with 2 threads fell
+    from 84 tok/s idle to 38 with one core busy while 1 thread kept 58, and with other
+    work on both cores 2 threads decoded at 2.6 tok/s against 33 for 1 thread, and read
+    prompts at 27 against 42. Reading a prompt gains up to 2x from a second idle core,
+    decoding a small model little. So: prompt threads = cores - 1, decode threads =
+    (cores - 1) // 2 (at most 4), at least 1 each; n_threads alone sets both, as before.
     """
     cores = os.cpu_count() or 1
-    decode = n_threads or 1
-    return decode, n_threads_batch or (n_threads if n_threads else cores)
+    if n_threads and not n_threads_batch:
+        return n_threads, n_threads
+    decode = n_threads or max(1, min(4, (cores - 1) // 2))
+    return decode, n_threads_batch or max(1, cores - 1)
 
 
 PROBE_TEXT = ("Rivers carve valleys, carry silt and build deltas; floods spread soil across "
