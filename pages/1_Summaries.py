@@ -169,9 +169,10 @@ def read(store: SessionStore) -> None:
             st.markdown(ui.index_markdown(collection.index))
     if not collection.entries:
         return
-    entries = collection.entries
-    pick = st.selectbox(q("s_read"), range(len(entries)), key=f"s_entry_{folder}",
-                        format_func=lambda i: entries[i].name)
+    # Picked by file name: entries arrive while a run goes on, and a file keeps its name.
+    entries = {e.file.name: e for e in collection.entries}
+    pick = st.selectbox(q("s_read"), list(entries), key=f"s_entry_{folder}",
+                        format_func=lambda f: entries[f].name if f in entries else f)
     entry = entries[pick]
     markdown = entry.file.read_text(encoding="utf-8")
     st.download_button(q("s_download"), markdown, file_name=entry.file.name,

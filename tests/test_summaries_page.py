@@ -135,7 +135,10 @@ def test_run_over_three_documents_with_a_bad_one_then_rerun_skips_and_zip(downlo
     assert "2 done, 1 failed" in overview.markdown[0].value
     picker = at.selectbox(key=f"s_entry_{job.out_dir}")
     assert picker.options == ["BSD.txt", "Apache-2.0.txt"]
-    assert any(m.startswith("# Summary:") for m in texts(at.markdown))
+    assert any(m.startswith("# Summary:") and "_BSD.txt ·" in m for m in texts(at.markdown))
+    apache = next(i for i in job.snapshot().items if i.name == "Apache-2.0.txt")
+    picker.select(Path(apache.output).name).run()
+    assert any(m.startswith("# Summary:") and "_Apache-2.0.txt ·" in m for m in texts(at.markdown))
     # The zip holds every summary and the index.
     zipped = next(b for b in at.get("download_button") if b.proto.label == "Download all (zip)")
     names = zipfile.ZipFile(io.BytesIO(downloads[zipped.proto.url])).namelist()
