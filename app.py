@@ -6,6 +6,7 @@ import time
 ASKED_AT = time.perf_counter()  # this run began: the moment a question was submitted
 
 import logging  # noqa: E402
+import threading  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import fields  # noqa: E402
 from functools import partial  # noqa: E402
@@ -43,6 +44,18 @@ def generations(db: str) -> chat.Generations:
 def document(db: str, doc_id: int):
     """A stored document (documents never change once stored)."""
     return SessionStore.open(db).load_document(doc_id)
+
+
+@st.cache_resource
+def warm_words() -> threading.Thread:
+    """Load jieba's dictionary (1-2 s) in the background once, not in the first Chinese
+    question's evidence or answer."""
+    from ingest.segment import cut_words
+
+    thread = threading.Thread(target=cut_words, args=("预热中文分词",), daemon=True,
+                              name="docchat-jieba")
+    thread.start()
+    return thread
 
 
 @st.cache_resource
@@ -344,6 +357,7 @@ def main() -> None:
     question = st.chat_input(q("ask"))
     with st.spinner(q("loading_model")):
         backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
+    warm_words()
     global REMOTE
     REMOTE = str(getattr(backend, "device", "")).startswith("http")
     preset, overrides = chosen_preset()

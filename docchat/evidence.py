@@ -16,6 +16,7 @@ from typing import Sequence
 
 from docchat.retrieval import content_terms, doc_key, index_terms, translate_terms
 from ingest.document import Document, Section
+from ingest.segment import cjk_ratio
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +84,13 @@ def _pages(doc: Document, section: Section) -> str:
     return a if a == b else f"{a}–{b}"
 
 
-def query_terms(question: str) -> list[str]:
-    """Index terms of the question's content words, with the term map's other language."""
+def query_terms(question: str, translate: bool = True) -> list[str]:
+    """Index terms of the question's content words, with their other-language words when
+    translate is set."""
     words = content_terms(question)
-    return list(dict.fromkeys(index_terms(" ".join(words + translate_terms(words)))))
+    if translate:
+        words += translate_terms(words)
+    return list(dict.fromkeys(index_terms(" ".join(words))))
 
 
 def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object, int]],
@@ -94,7 +98,9 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
                   per_section: int = SENTENCES) -> list[Evidence]:
     """The packed sections (``PackedContext.sections``) that match the question, each with its
     best sentences, best section first; sections without a matching sentence are left out."""
-    qterms = set(query_terms(question))
+    # Translate only across languages (the dictionary and jieba take a second to load).
+    asked = "zh" if cjk_ratio(question) >= 0.3 else "en"
+    qterms = set(query_terms(question, any(d.language != asked for d in documents)))
     if not qterms:
         return []
     by_key: dict[object, Document] = {}

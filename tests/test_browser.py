@@ -43,7 +43,10 @@ LATENCY_JS = """(n0) => {
     if (msgs.length < n0 + 2) return;
     const body = msgs[msgs.length - 1].querySelector('[data-testid="stMarkdownContainer"]');
     const text = body ? body.innerText.replace('\u258c', '').trim() : '';
-    if (text && !text.startsWith('Waiting for the model') && !/answer\\(s\\) ahead/.test(text)) {
+    // Before the first token the box says what the backend does ("Waiting for the model",
+    // "Reading N tokens of context", "N answer(s) ahead"); that is not the answer.
+    if (text && !/^(Waiting for the model|Reading |Read |The server is reading)/.test(text)
+        && !/answer\\(s\\) ahead/.test(text)) {
       lat.text = text;
       requestAnimationFrame(() => { lat.t1 = performance.now(); });
       obs.disconnect();
@@ -200,6 +203,15 @@ def messages(page) -> list[str]:
     return [m.inner_text() for m in page.locator(MESSAGE).all()]
 
 
+STATUS = re.compile(r"^(Waiting for the model|Reading |Read |The server is reading)|answer\(s\) ahead")
+
+
+def answer_text(page) -> str:
+    """The answer written so far ("" while the box still says what the backend does)."""
+    text = answer_body(page)
+    return "" if STATUS.search(text) else text
+
+
 def answer_body(page) -> str:
     body = page.locator(MESSAGE).last.locator('[data-testid="stMarkdownContainer"]').first
     return body.inner_text().replace("\u258c", "").strip()
@@ -253,8 +265,8 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
     page.locator(MESSAGE).nth(n0 + 1).wait_for()
     lengths, deadline = [], time.time() + 60
     while time.time() < deadline and (len(lengths) < 8 or lengths[-1] < 80):
-        text = answer_body(page) if page.locator(MESSAGE).count() >= n0 + 2 else ""
-        if not text.startswith("Waiting"):
+        text = answer_text(page) if page.locator(MESSAGE).count() >= n0 + 2 else ""
+        if text:
             lengths.append(len(text))
         page.wait_for_timeout(150)
     page.screenshot(path=ARTIFACTS / "browser-streaming.png")
@@ -338,7 +350,7 @@ def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_pa
     ask(page, LONG_QUESTION)
     page.locator(MESSAGE).nth(1).wait_for()
     deadline = time.time() + 60
-    while time.time() < deadline and len(answer_body(page)) < 60:
+    while time.time() < deadline and len(answer_text(page)) < 60:
         page.wait_for_timeout(100)
     # A second tab opened from the session link follows the answer as it grows.
     follower, _ = open_page(browser, server.url + f"?session={sid}")
@@ -346,7 +358,7 @@ def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_pa
     first = len(messages(follower)[-1])
     follower.wait_for_timeout(1500)
     assert len(messages(follower)[-1]) > first
-    on_screen = answer_body(page)
+    on_screen = answer_text(page)
     page.wait_for_timeout(1200)  # the answer is saved at least every second
     server.kill()
     page.screenshot(path=ARTIFACTS / "browser-killed.png")

@@ -70,3 +70,10 @@ def test_round_trip_and_markdown_shows_text_as_written():
     assert "**manual.pdf · Manual &gt; Vectors** · p. 14" in md
     assert "&lt;-" in md and "<-" not in md  # HTML-like text shown, never interpreted
     assert "[p. 14]" in md
+
+
+def test_cross_language_question_finds_translated_terms():
+    zh = doc([("网络", "服务器默认监听端口 8731。防火墙必须放行。", 1)], doc_id=5, name="手册.txt")
+    zh.language = "zh"
+    found = find_evidence([zh], [(5, 0)], "Which port does the server use?")
+    assert found and "端口" in found[0].sentences[0].text
