@@ -127,11 +127,13 @@ def runs(db: str) -> None:
     """Every run of this server, newest first: progress, errors, Cancel."""
     jobs = ui.registry(db)
     views = [j.snapshot() for j in jobs.list()]
-    seen = st.session_state.setdefault("s_seen_running", set())
-    if any(v.id in seen and not v.running for v in views):
+    # Documents finished per running job at the last draw: when a run ends or another
+    # document is done, the whole page is drawn again, so the reading part shows it.
+    seen: dict = st.session_state.setdefault("s_seen_running", {})
+    if any(v.id in seen and (not v.running or v.finished > seen[v.id]) for v in views):
         seen.clear()
-        st.rerun()  # a run ended: the reading part below has new summaries
-    seen.update(v.id for v in views if v.running)
+        st.rerun()
+    seen.update({v.id: v.finished for v in views if v.running})
     if not views:
         st.caption(q("s_no_runs"))
     for v in views[:6]:
