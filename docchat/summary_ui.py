@@ -199,9 +199,17 @@ def add_to_session(db: str, session_id: str | None, doc, lang: str, job: Summary
     store = SessionStore.open(db)
     if store.session(session_id) is None:
         return
-    markdown = Path(item.output).read_text(encoding="utf-8")
+    markdown = demote_headings(Path(item.output).read_text(encoding="utf-8"))
     sources = citations.to_dicts(citations.find_sources(markdown, [doc]))
     store.add_turn(session_id, "user", t("s_ask_turn", lang, name=doc.name))
     store.add_turn(session_id, "assistant", markdown,
                    metrics={"sources": sources, "summary": {"doc_id": doc.id,
                                                             "file": Path(item.output).name}})
+
+
+_HEADING = re.compile(r"^(#{1,4}) ", re.M)
+
+
+def demote_headings(markdown: str, by: int = 2) -> str:
+    """Headings two levels down (# -> ###), so a summary in the chat reads as an answer."""
+    return _HEADING.sub(lambda m: "#" * (len(m.group(1)) + by) + " ", markdown)
