@@ -291,7 +291,7 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
     again.screenshot(path=ARTIFACTS / "browser-reloaded.png", full_page=True)
 
     # Export the session as Markdown.
-    again.get_by_text("This session").click()
+    again.get_by_text("This session", exact=True).click()
     with again.expect_download() as download:
         again.get_by_role("button", name="Export as Markdown").click()
     exported = Path(download.value.path()).read_text()
