@@ -1,14 +1,15 @@
 """Chat answers during a summary run: how long a question waits for the model.
 
 Usage: python bench/summary_sharing.py [--json] [--n-ctx N] [--max-tokens N] [--questions N]
-                                       [FILE]
+                                       [--no-give-way] [FILE]
 Default file: tests/data/summarize/GPL-3.txt (11 pages: map-reduce in a 2,048-token window).
 
 The default llama.cpp backend (bundled SmolLM2-135M) is loaded once, as the app does. A
 question (32 new tokens) is asked first with the model idle, then --questions times while
 a SummaryJobs run summarises FILE in the background, each asked right after a summary step
-began. Summary steps and chat requests take turns in the one GenerationQueue, so a
-question should wait for at most the one step running when it was asked: the table shows
+began. Summary steps and chat requests take turns in the one GenerationQueue; a step in its
+first half gives way to a waiting question (once; it is then asked again), so the question
+waits for part of a step at most (--no-give-way: for the rest of the step). The table shows
 the questions' queue wait and first-token time beside the summary steps' durations.
 """
 from __future__ import annotations
@@ -79,6 +80,8 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=2048)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--no-give-way", action="store_true",
+                        help="summary steps run to their end even when questions wait")
     args = parser.parse_args()
 
     settings = Settings.from_env(n_ctx=args.n_ctx)
@@ -89,7 +92,8 @@ def main() -> None:
         db = Path(tmp) / "docchat.db"
         job = SummaryJobs().start([(Path(args.file), Path(args.file).name)], timed,
                                   partial(SessionStore.open, db), Path(tmp) / "out",
-                                  RunOptions(max_new_tokens=args.max_tokens))
+                                  RunOptions(max_new_tokens=args.max_tokens,
+                                             give_way=not args.no_give_way))
         busy = []
         steps_seen = 0
         while not job.done and len(busy) < args.questions:
@@ -107,6 +111,7 @@ def main() -> None:
     result = {
         "backend": f"{backend.name}: {Path(str(backend.model)).name}",
         "n_ctx": backend.context_window, "n_threads": os.environ.get("DOCCHAT_N_THREADS"),
+        "give_way": not args.no_give_way,
         "summary": {"state": view.state, "steps": len(steps),
                     "step_s_mean": round(statistics.mean(steps), 2) if steps else None,
                     "step_s_max": round(max(steps), 2) if steps else None,
@@ -119,7 +124,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"{result['backend']}, window {result['n_ctx']}, "
-          f"DOCCHAT_N_THREADS={result['n_threads']}")
+          f"DOCCHAT_N_THREADS={result['n_threads']}, give way: {result['give_way']}")
     s = result["summary"]
     print(f"summary: {s['state']}, {s['steps']} steps, step mean {s['step_s_mean']} s, "
           f"max {s['step_s_max']} s, {s['seconds']} s in all")

@@ -212,7 +212,8 @@ def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Back
                      cancel: threading.Event | None = None, password: str | None = None,
                      max_mb: float = 200.0, names: Mapping[str, str] | None = None,
                      tokenizer=None,
-                     on_queue: Callable[[int], None] | None = None) -> Iterator[DocResult]:
+                     on_queue: Callable[[int], None] | None = None,
+                     yield_to: Callable[[], bool] | None = None) -> Iterator[DocResult]:
     """Summarise each file, yielding a DocResult as each finishes (in completion order).
 
     concurrency > 1 applies to HTTP backends only (documents and map steps in parallel,
@@ -221,14 +222,15 @@ def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Back
     names maps str(path) to a display name, for files stored under other names (uploads);
     a StoredDocument is summarised from the store (its DocResult.path is str(item)).
     tokenizer counts the tokens of newly ingested files; on_queue(ahead) reports each
-    generation's place in an in-process backend's queue while it waits.
+    generation's place in an in-process backend's queue while it waits; yield_to() tells
+    a step to give way to requests waiting behind it (see summarize_document).
     """
     items: list[Item] = [p if isinstance(p, StoredDocument) else Path(p) for p in paths]
     run = _FolderRun(backend, store, Path(out_dir), lang, force, max_new_tokens,
                      on_progress, cancel or threading.Event(), password, max_mb,
                      {str(p): (names or {}).get(str(p), "")
                       or (p.name if isinstance(p, StoredDocument) else "") for p in items})
-    run.tokenizer, run.on_queue = tokenizer, on_queue
+    run.tokenizer, run.on_queue, run.yield_to = tokenizer, on_queue, yield_to
     paths = items
     n = concurrency if backend.name in CONCURRENT_BACKENDS else 1
     if concurrency > n:
@@ -254,6 +256,7 @@ class _FolderRun:
         self.finished = 0
         self.tokenizer = None
         self.on_queue: Callable[[int], None] | None = None
+        self.yield_to: Callable[[], bool] | None = None
 
     def emit(self, kind: str, path: Path | str, **fields) -> None:
         if self.on_progress:
@@ -367,7 +370,7 @@ class _FolderRun:
         return summarize_document(job.doc, backend, self.lang,
                                   max_new_tokens=self.max_new_tokens, on_step=on_step,
                                   cancel=self.cancel, concurrency=concurrency,
-                                  on_queue=self.on_queue)
+                                  on_queue=self.on_queue, yield_to=self.yield_to)
 
     def sequential(self, paths: list[Item]) -> Iterator[DocResult]:
         for path in paths:

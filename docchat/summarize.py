@@ -33,6 +33,8 @@ __all__ = ["PROMPT_VERSION", "Group", "Summary", "SummaryCancelled", "output_lan
 PROMPT_VERSION = 2
 
 StepCallback = Callable[[int, int, str], None]  # (steps done, steps expected, label)
+# A step gives way to requests waiting behind it at most this often (then it runs to its end).
+YIELDS_PER_STEP = 1
 
 
 class SummaryCancelled(DocchatError):
@@ -174,7 +176,9 @@ class _Run:
     concurrency: int
     on_step: StepCallback | None
     on_queue: Callable[[int], None] | None = None
+    yield_to: Callable[[], bool] | None = None
     steps: int = 0
+    yields: int = 0
     expected: int = 1
     tokens_in: int = 0
     tokens_out: int = 0
@@ -187,12 +191,17 @@ class _Run:
         if prompt_tokens > budget:  # planning guarantees this never happens
             raise ContextTooLong(f"A {label} prompt of {prompt_tokens:,} tokens exceeds the "
                                  f"{budget:,}-token budget; lower --max-tokens.")
-        request = GenerationRequest(messages=messages, max_new_tokens=self.max_new_tokens,
-                                    temperature=0.0, cancel=self.cancel,
-                                    on_queue=self.on_queue)
         start = time.perf_counter()
-        text = "".join(self.backend.stream(request)).strip()
-        if self.cancel.is_set() or request.stats.stopped:
+        for attempt in range(YIELDS_PER_STEP + 1):
+            may_yield = self.yield_to is not None and attempt < YIELDS_PER_STEP
+            request, text, yielded = self._attempt(messages, may_yield)
+            if self.cancel.is_set():
+                raise SummaryCancelled("The summary was stopped.")
+            if not (yielded and request.stats.stopped):
+                break
+            self.yields += 1
+            logger.info("summary %s gave way to a request waiting for the model", label)
+        if request.stats.stopped:
             raise SummaryCancelled("The summary was stopped.")
         stats = request.stats
         tokens_in = stats.prompt_tokens or prompt_tokens
@@ -201,6 +210,49 @@ class _Run:
                     label, self.backend.name, tokens_in, tokens_out,
                     time.perf_counter() - start)
         return text, tokens_in, tokens_out
+
+    def _attempt(self, messages: list[Message],
+                 may_yield: bool) -> tuple[GenerationRequest, str, bool]:
+        """One try at a step: (request, text, gave way). With may_yield, the step is stopped
+        (to be asked again, behind them) when others wait for the model while it is in its
+        first half: a question asked during a run then waits for part of a step at most."""
+        if not may_yield:
+            request = GenerationRequest(messages=messages, max_new_tokens=self.max_new_tokens,
+                                        temperature=0.0, cancel=self.cancel,
+                                        on_queue=self.on_queue)
+            return request, "".join(self.backend.stream(request)).strip(), False
+        step_cancel, running, finished = threading.Event(), threading.Event(), threading.Event()
+        pieces: list[str] = []
+        yielded: list[bool] = []
+
+        def on_queue(ahead: int) -> None:
+            if ahead == 0:
+                running.set()  # our turn: from now on, others waiting are behind us
+            if self.on_queue:
+                self.on_queue(ahead)
+
+        def watch() -> None:
+            while not finished.wait(0.05):
+                if self.cancel.is_set():
+                    step_cancel.set()
+                    return
+                if running.is_set() and len(pieces) < self.max_new_tokens // 2 \
+                        and self.yield_to():
+                    yielded.append(True)
+                    step_cancel.set()
+                    return
+
+        request = GenerationRequest(messages=messages, max_new_tokens=self.max_new_tokens,
+                                    temperature=0.0, cancel=step_cancel, on_queue=on_queue)
+        watcher = threading.Thread(target=watch, name="summary-yield", daemon=True)
+        watcher.start()
+        try:
+            for piece in self.backend.stream(request):
+                pieces.append(piece)
+        finally:
+            finished.set()
+            watcher.join()
+        return request, "".join(pieces).strip(), bool(yielded)
 
     def run_all(self, jobs: list[tuple[list[Message], str]]) -> list[str]:
         """Generate every job (in parallel up to concurrency); results in job order."""
@@ -238,19 +290,22 @@ def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
                        max_new_tokens: int = 512, on_step: StepCallback | None = None,
                        cancel: threading.Event | None = None,
                        concurrency: int = 1,
-                       on_queue: Callable[[int], None] | None = None) -> Summary:
+                       on_queue: Callable[[int], None] | None = None,
+                       yield_to: Callable[[], bool] | None = None) -> Summary:
     """Summarise doc: one pass when it fits the window, else map-reduce over sections.
 
     on_step(done, expected, label) is called in the caller's thread after each
     generation; concurrency > 1 runs map steps in parallel (for HTTP backends).
     on_queue(ahead) is each step's place in an in-process backend's queue; every step
     takes its own turn, so other users' questions are served between steps.
+    yield_to() is True while requests wait for the model behind the step in progress;
+    given, a step in its first half gives way to them (once), then is asked again.
     """
     start = time.perf_counter()
     language = output_language(doc.language, lang)
     title = document_title(doc)
     run = _Run(backend, language, title, max_new_tokens, cancel or threading.Event(),
-               max(1, concurrency), on_step, on_queue)
+               max(1, concurrency), on_step, on_queue, yield_to)
     whole = _render_whole(doc)
     if not whole.strip():
         raise DocchatError(f"{doc.name} has no text to summarise.")

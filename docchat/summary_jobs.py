@@ -19,8 +19,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from docchat.backends import Backend
-from docchat.batch import DocResult, Item, Progress, StoredDocument, summarize_folder
+from docchat.backends import Backend, GenerationQueue
+from docchat.batch import (
+    CONCURRENT_BACKENDS,
+    DocResult,
+    Item,
+    Progress,
+    StoredDocument,
+    summarize_folder,
+)
 from docchat.errors import DocchatError
 
 logger = logging.getLogger(__name__)
@@ -230,6 +237,15 @@ class RunOptions:
     concurrency: int = 1
     max_mb: float = 200.0
     password: str | None = None
+    give_way: bool = True  # steps give way to questions waiting for an in-process model
+
+
+def waiting_behind(backend: Backend) -> Callable[[], bool] | None:
+    """For an in-process backend: "is anyone waiting behind the generation running now?"."""
+    queue = getattr(backend, "queue", None)
+    if backend.name in CONCURRENT_BACKENDS or not isinstance(queue, GenerationQueue):
+        return None  # a server: it queues (and batches) requests itself
+    return lambda: queue.depth > 1
 
 
 def run_concurrency(max_concurrency: int) -> int:
@@ -310,7 +326,8 @@ def _run(job: SummaryJob, items: list[Item], names: dict[str, str], backend: Bac
                     concurrency=options.concurrency, max_new_tokens=options.max_new_tokens,
                     on_progress=job.on_progress, cancel=job.cancel,
                     password=options.password, max_mb=options.max_mb, names=names,
-                    tokenizer=tokenizer, on_queue=job.on_queue):
+                    tokenizer=tokenizer, on_queue=job.on_queue,
+                    yield_to=waiting_behind(backend) if options.give_way else None):
                 pass  # each result reached the job through its "done" event
     except DocchatError as e:  # e.g. BackendUnavailable: no document can be summarised
         error = str(e)

@@ -42,14 +42,17 @@ def wait_for(predicate, timeout: float = 30.0):
 class Served(EchoBackend):
     """Echo that records what it served, in queue order: "summary" steps and "chat"."""
 
-    def __init__(self, **options) -> None:
+    def __init__(self, reply: str | None = None, **options) -> None:
         super().__init__(**options)
         self.served: list[str] = []
+        self.summary_reply = reply
 
     def answer_for(self, messages) -> str:
-        user = messages[-1].content
-        self.served.append("chat" if user.startswith("CHAT") else "summary")
-        return super().answer_for(messages)
+        chat = messages[-1].content.startswith("CHAT")
+        self.served.append("chat" if chat else "summary")
+        # The summary's reply for its steps, the echo of the question for a chat request.
+        return self.summary_reply if self.summary_reply and not chat \
+            else super().answer_for(messages)
 
 
 @pytest.fixture
@@ -183,21 +186,45 @@ def test_one_run_per_folder_at_a_time(docs, db_path, tmp_path):
     job.join(10)
 
 
-def test_summary_steps_and_chat_answers_take_turns_in_the_queue(tmp_path, db_path):
-    """A question asked during a run waits for the step in progress, not for the run."""
-    backend = Served(delay=0.03, context_window=1500)
-    job = start(SummaryJobs(), [DATA / "GPL-3.txt"], backend, db_path, tmp_path / "out",
-                options={"max_new_tokens": 128})
+def ask_during_a_step(backend, job, after: float = 0.3) -> tuple[list[int], float, int]:
+    """A chat-like request asked while a summary step runs: (places, queue s, served before)."""
     wait_for(lambda: (c := job.snapshot().current) is not None and c.step >= 1)
+    running = len(backend.served)
+    wait_for(lambda: len(backend.served) > running)  # the next step has begun
+    time.sleep(after)
     places: list[int] = []
     request = GenerationRequest(messages=[Message("user", "CHAT: a question?")],
                                 on_queue=places.append)
     asked_at = len(backend.served)
     answer = "".join(backend.stream(request))
     assert answer.startswith("Echo: CHAT")
-    # At most the step running when it was asked went first, and it was told so.
-    assert backend.served.index("chat") <= asked_at + 1
-    assert places[0] == 1 and places[-1] == 0
+    return places, request.stats.queue_ms / 1000, backend.served.index("chat") - asked_at
+
+
+LONG = " ".join(f"w{i}" for i in range(100))
+
+
+def test_a_summary_step_gives_way_to_a_question_then_runs_again(tmp_path, db_path):
+    """A question asked during a run waits for part of a step, not for the step or the run."""
+    backend = Served(delay=0.02, context_window=1500, reply=LONG)
+    job = start(SummaryJobs(), [DATA / "GPL-3.txt"], backend, db_path, tmp_path / "out",
+                options={"max_new_tokens": 128})
+    places, waited, before = ask_during_a_step(backend, job)
+    assert places[0] == 1 and places[-1] == 0  # it was told a step was ahead of it
+    assert before == 0 and waited < 1.0  # the step in progress gave way at once
+    assert job.join(60) and job.snapshot().state == "done"
+    steps = job.snapshot().items[0].steps
+    assert backend.served.count("summary") == steps + 1  # the step that gave way, again
+    text = Path(job.snapshot().items[0].output).read_text()
+    assert LONG in text  # the summary is whole: the step that gave way was redone
+
+
+def test_without_giving_way_a_question_waits_for_the_step(tmp_path, db_path):
+    backend = Served(delay=0.01, context_window=1500, reply=LONG)
+    job = start(SummaryJobs(), [DATA / "GPL-3.txt"], backend, db_path, tmp_path / "out",
+                options={"max_new_tokens": 128, "give_way": False})
+    places, waited, before = ask_during_a_step(backend, job, after=0.1)
+    assert places[0] == 1 and before == 0 and waited > 0.3  # the rest of the step
     assert job.join(60) and job.snapshot().state == "done"
     assert backend.served.count("summary") == job.snapshot().items[0].steps
 
