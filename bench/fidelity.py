@@ -12,8 +12,9 @@ Usage: python bench/fidelity.py [--json] [--only ocr,forms,tables,code,garbage] 
 - tables: cell text recall of docchat's page text against pdfplumber's tables (pdfplumber
   is a dev-only dependency): share of pdfplumber's non-empty cells whose text occurs in
   our Markdown table rows (cells "|"-separated), and in our page text at all.
-- code: code lines of reportlab-userguide.pdf (lines of its monospaced code blocks, from
-  character fonts) whose leading indentation survives in docchat's text.
+- code: code lines of reportlab-userguide.pdf (runs of 2+ consecutive lines in a monospaced
+  font, found from PDFium's character fonts; indentation relative to the run's leftmost
+  line, in character widths) whose leading indentation survives in docchat's text.
 - garbage: pages of real text documents judged garbage (false positives), as text layers
   and as OCR layers.
 Needs pdftoppm/pdftotext (poppler-utils) and tesseract (tesseract-ocr, tesseract-ocr-chi-sim).
@@ -109,10 +110,10 @@ def scan(path: Path, number: int, dpi: int, out: Path) -> Path:
     """Page `number` of path as an image-only PDF: pdftoppm (gray) at dpi, then Pillow."""
     from PIL import Image
 
-    stem = out.with_suffix("")
+    stem = out.parent / out.stem  # (names hold dots: "debian-reference.en-p40-150")
     subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), "-f", str(number), "-l", str(number), "-singlefile",
                     "-png", str(path), str(stem)], check=True)
-    png = stem.with_suffix(".png")
+    png = Path(f"{stem}.png")
     Image.open(png).save(out, "PDF", resolution=float(dpi))
     return png
 
@@ -246,10 +247,19 @@ def code_lines(path: Path, first: int, last: int) -> list[tuple[int, str, int]]:
                 line.append(ch)
             if line:
                 lines.append(("".join(line), left, width, mono))
-            mono_lines = [(t, l_, w) for t, l_, w, m in lines if m]
-            if mono_lines:
-                base = min(l_ for _, l_, _ in mono_lines)
-                out += [(i + 1, t.strip(), round((l_ - base) / w)) for t, l_, w in mono_lines]
+            blocks: list[list[tuple[str, float, float]]] = []  # runs of consecutive monospaced lines
+            previous_mono = False
+            for t, l_, w, m in lines:
+                if m:
+                    if not previous_mono:
+                        blocks.append([])
+                    blocks[-1].append((t, l_, w))
+                previous_mono = m
+            for block in blocks:
+                if len(block) < 2:
+                    continue  # a command or name inside prose, not a code block
+                base = min(l_ for _, l_, _ in block)
+                out += [(i + 1, t.strip(), round((l_ - base) / w)) for t, l_, w in block]
             textpage.close()
             page.close()
     finally:
@@ -258,7 +268,7 @@ def code_lines(path: Path, first: int, last: int) -> list[tuple[int, str, int]]:
 
 
 def bench_code(path: Path) -> list[dict]:
-    lines = code_lines(path, 1, 134)
+    lines = code_lines(path, 1, 10**6)
     doc = ingest.load_document(path)
     indented = [(p, t, ind) for p, t, ind in lines if ind > 0 and len(t) > 3]
     kept = 0

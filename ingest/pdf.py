@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,8 @@ import pypdfium2.raw as pdfium_c
 
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import is_garbage, normalize_page
-from ingest.layout import char_runs, free_text_notes, merge_lines, text_lines
+from ingest.layout import (char_runs, free_text_notes, indent_code, merge_lines, needs_code, needs_tables,
+                           tables_as_markdown, text_lines)
 from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
@@ -122,8 +124,9 @@ OK, GARBAGE, IMAGE, BROKEN, OCR = "", "garbage", "image", "broken", "ocr"
 _Row = tuple[str, str, str]  # raw text, normalize_page(raw text), status
 # A page with fewer visible characters than this and a large image is a scan: OCR it.
 _MIN_CHARS_TEXT_PAGE = 20
-# ...when images cover at least this share of the page.
-_MIN_IMAGE_SHARE = 0.25
+# ...when images cover at least this share of the page (a scan covers it all; a manual's
+# cover logo, 42% of its page, does not and is not OCR'd).
+_MIN_IMAGE_SHARE = 0.6
 # Annotations that never carry page text (links, popups of comments).
 _NO_TEXT_ANNOTS = frozenset({pdfium_c.FPDF_ANNOT_LINK, pdfium_c.FPDF_ANNOT_POPUP})
 
@@ -204,11 +207,16 @@ def _form_image_share(form: ctypes.c_void_p) -> float:
     return 0.0
 
 
+_UNMAPPED = re.compile("[\x00-\x08\x0e-\x1f\ufffd\ue000-\uf8ff]")
+_SPACE = re.compile(r"\s+")
+
+
 def _unmapped(text: str) -> bool:
-    """True when most characters are codes without a Unicode mapping (CID fonts lacking ToUnicode)."""
-    dense = [ch for ch in text if not ch.isspace()]
-    bad = sum(1 for ch in dense if ch == "\ufffd" or ch < " " or "\ue000" <= ch <= "\uf8ff")
-    return bad > 0.3 * len(dense)
+    """True when most characters are codes without a Unicode mapping (CID fonts lacking
+    ToUnicode come out as control characters, U+FFFD or private-use codes)."""
+    if _UNMAPPED.search(text) is None:
+        return False  # the common case, at C speed
+    return len(_UNMAPPED.findall(text)) > 0.3 * len(_SPACE.sub("", text))
 
 
 def _read_page(pdf: pdfium.PdfDocument, i: int) -> _Row:
@@ -224,6 +232,11 @@ def _read_page(pdf: pdfium.PdfDocument, i: int) -> _Row:
             textpage = page.get_textpage()
             try:
                 text = textpage.get_text_range()
+                # Geometry only for pages that may need it: code first (it edits by char index).
+                if needs_code(text):
+                    text = indent_code(textpage, text)
+                if needs_tables(text):
+                    text = tables_as_markdown(textpage, text)
             finally:
                 textpage.close()
         status = OK

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pytest
-
 from ingest.document import Page
 from ingest.structure import build_sections
 
@@ -104,18 +102,3 @@ def test_paper_roman_and_letter_headings():
     assert ("I. INTRODUCTION", "B. Method", "1. Details") in paths
     assert ("II. RESULTS, DISCUSSION",) in paths
     assert not any("Beutler" in h or "Skipped" in h for p in paths for h in p)
-
-
-def test_two_column_paper_headings():
-    from pathlib import Path
-
-    import ingest
-
-    path = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pdf" / "apssamp.pdf"
-    if not path.exists():
-        pytest.skip("../shared/corpus is absent (a clone without it)")
-    doc = ingest.load_document(path)
-    top = [s.title for s in doc.sections if s.level == 1]
-    assert top[:4] == ["I. FIRST-LEVEL HEADING:", "II. MATH AND EQUATIONS", "III. CROSS-REFERENCING",
-                       "IV. FLOATS: FIGURES, TABLES, VIDEOS, ETC."]
-    assert any(s.heading_path == ("II. MATH AND EQUATIONS", "A. Multiline equations") for s in doc.sections)
