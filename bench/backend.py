@@ -186,27 +186,41 @@ def study_threads(args) -> dict:
             "rows": rows}
 
 
-def stop_latency(backend: LlamaCppBackend, tokens_in_prompt: int, during: str) -> dict:
-    """Seconds from Stop to the end of the stream, Stop pressed during prefill or decode."""
+def stop_latency(backend: LlamaCppBackend, tokens_in_prompt: int, during: str,
+                 after_s: float = 1.0) -> dict:
+    """Seconds from Stop (another thread, as the app's button) to the end of the stream.
+
+    during="prefill": Stop after_s into reading the prompt; "decode": after_s after the
+    first piece.
+    """
+    import threading
+
     messages = build_messages(backend, tokens_in_prompt, run=int(time.time() * 1000))
     backend.llama.reset()
-    state = {}
+    state: dict = {}
 
-    def on_progress(p):
-        if during == "prefill" and p.done - p.reused >= 64 and "at" not in state:
-            state["at"] = time.perf_counter()
-            request.cancel.set()
+    def stop() -> None:
+        state["at"] = time.perf_counter()
+        request.cancel.set()
 
-    request = GenerationRequest(messages=messages, max_new_tokens=200, on_progress=on_progress)
-    pieces = 0
+    def on_progress(p) -> None:
+        if during == "prefill" and "timer" not in state:
+            state["timer"] = threading.Timer(after_s, stop)
+            state["timer"].start()
+
+    request = GenerationRequest(messages=messages, max_new_tokens=400, on_progress=on_progress)
     for _ in backend.stream(request):
-        pieces += 1
-        if during == "decode" and pieces == 3:
-            state["at"] = time.perf_counter()  # Stop pressed as the third piece shows
-            request.cancel.set()
+        if during == "decode" and "timer" not in state:
+            state["timer"] = threading.Timer(after_s, stop)
+            state["timer"].start()
     end = time.perf_counter()
+    state["timer"].cancel()
+    if "at" not in state:
+        return {"stop_s": None, "evaluated": backend.llama.n_tokens,
+                "prompt_tokens": request.stats.prompt_tokens, "note": "ended before Stop"}
     return {"stop_s": round(end - state["at"], 4), "evaluated": backend.llama.n_tokens,
-            "prompt_tokens": request.stats.prompt_tokens}
+            "prompt_tokens": request.stats.prompt_tokens,
+            "completion_tokens": request.stats.completion_tokens}
 
 
 def study_prefill(args) -> dict:
@@ -257,7 +271,10 @@ def study_prefill(args) -> dict:
                           "reused": follow.stats.prompt_reused,
                           "first_question_prefill_s": round(first.stats.prefill_ms / 1000, 3),
                           "follow_up_ttft_s": round(follow_ttft, 3)},
-            "stop": {k: {"median_s": statistics.median(r["stop_s"] for r in v), "runs": v}
+            "stop": {k: {"median_s": statistics.median(r["stop_s"] for r in v
+                                                       if r["stop_s"] is not None),
+                         "max_s": max(r["stop_s"] for r in v if r["stop_s"] is not None),
+                         "runs": v}
                      for k, v in stops.items()}}
 
 
@@ -286,7 +303,8 @@ def print_study(result: dict) -> None:
           f"question prefill {f['first_question_prefill_s']:.2f} s, follow-up TTFT "
           f"{f['follow_up_ttft_s']:.2f} s")
     for k, v in result["stop"].items():
-        print(f"Stop during {k}: median {v['median_s'] * 1000:.0f} ms "
+        print(f"Stop during {k}: median {v['median_s'] * 1000:.0f} ms, max "
+              f"{v['max_s'] * 1000:.0f} ms "
               f"(evaluated {[r['evaluated'] for r in v['runs']]} of "
               f"{v['runs'][0]['prompt_tokens']} prompt tokens)")
 
