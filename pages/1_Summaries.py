@@ -88,16 +88,26 @@ def chosen(store: SessionStore, source: str) -> tuple[list, list, str, bool] | N
     return items, [], relative.strip() or ".", False
 
 
+def choice(widget, label: str, options: list[str], key: str, fmt, **kw) -> str:
+    """A radio or selectbox whose labels follow the interface language: one widget per
+    language (its labels never change under it), the choice carried across in state."""
+    value = st.session_state.get(key, options[0])
+    picked = widget(label, options, index=options.index(value) if value in options else 0,
+                    key=f"{key}_{ui.language()}", format_func=fmt, **kw)
+    st.session_state[key] = picked
+    return picked
+
+
 def new_run(store: SessionStore, backend) -> None:
     """Pick documents and options, then start a run in the background."""
     st.subheader(q("s_new"))
     sources = ["library", "upload"] + (["folder"] if settings.summaries_root else [])
-    source = st.radio(q("s_source"), sources, key="s_source", horizontal=True,
-                      format_func=lambda s: q(f"s_{s}"))
+    source = choice(st.radio, q("s_source"), sources, "s_source", lambda s: q(f"s_{s}"),
+                    horizontal=True)
     picked = chosen(store, source)
     c1, c2, c3 = st.columns(3)
-    lang = c1.selectbox(q("s_lang"), ["auto", "en", "zh"], key="s_lang",
-                        format_func=lambda v: q(f"s_lang_{v}"))
+    lang = choice(c1.selectbox, q("s_lang"), ["auto", "en", "zh"], "s_lang",
+                  lambda v: q(f"s_lang_{v}"))
     max_tokens = c2.number_input(q("s_max_tokens"), min_value=16, max_value=4096, step=16,
                                  value=settings.max_new_tokens, key="s_max_tokens")
     password = c3.text_input(q("s_password"), type="password", key="s_password")

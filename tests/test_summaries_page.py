@@ -107,7 +107,7 @@ def wait_for(predicate, timeout: float = 30.0):
 
 
 def start_upload_run(at: AppTest, *files) -> AppTest:
-    at.radio(key="s_source").set_value("upload").run()
+    at.radio(key="s_source_en").set_value("upload").run()
     at.file_uploader(key="s_uploader").set_value(list(files)).run()
     at.button(key="s_start_btn").click().run()
     assert not at.exception
@@ -197,7 +197,7 @@ def test_a_folder_outside_the_root_is_refused(tmp_path, monkeypatch):
     (tmp_path / "secret" / "s.txt").write_text("do not read")
     monkeypatch.setenv("DOCCHAT_SUMMARIES_ROOT", str(root))
     at = page()
-    at.radio(key="s_source").set_value("folder").run()
+    at.radio(key="s_source_en").set_value("folder").run()
     for bad in ("../secret", str(tmp_path / "secret"), "contracts/../../secret"):
         at.text_input(key="s_folder").input(bad).run()
         assert "only folders under it can be summarised" in at.error[0].value, bad
@@ -213,14 +213,18 @@ def test_a_folder_outside_the_root_is_refused(tmp_path, monkeypatch):
 
 def test_no_folder_choice_without_a_root():
     at = page()
-    assert at.radio(key="s_source").options == ["From the library", "Upload"]
+    assert at.radio(key="s_source_en").options == ["From the library", "Upload"]
 
 
-def test_chinese_interface():
+def test_chinese_interface_keeps_the_choices_made():
     at = page()
+    at.radio(key="s_source_en").set_value("upload").run()
     at.sidebar.selectbox(key="lang").select("zh").run()
+    assert not at.exception
     assert at.title[0].value == "文档摘要"
     assert at.button(key="s_start_btn").label == "开始总结"
+    assert at.radio(key="s_source_zh").value == "upload"
+    assert at.radio(key="s_source_zh").options == ["文档库", "上传"]
 
 
 def test_the_page_and_the_chat_share_one_backend():
