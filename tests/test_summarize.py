@@ -276,3 +276,15 @@ def test_an_upload_stored_under_its_hash_is_titled_by_its_name(apache):
     backend = RecordingBackend()
     markdown = render_markdown(upload, summarize_document(upload, backend), "echo")
     assert markdown.startswith("# Summary: lic.txt") and digest not in backend.prompts()[0]
+
+
+def test_a_step_gives_way_once_then_runs_to_its_end(apache):
+    backend = RecordingBackend(reply=" ".join(f"w{i}" for i in range(60)), delay=0.01)
+    summary = summarize_document(apache, backend, max_new_tokens=128, yield_to=lambda: True)
+    # Someone is always waiting: the single step gives way once, then is asked again and
+    # finishes whole.
+    assert len(backend.requests) == 2 and summary.steps == 1
+    assert summary.text == backend.reply
+    calm = RecordingBackend(reply="short", delay=0.01)
+    summarize_document(apache, calm, yield_to=lambda: False)
+    assert len(calm.requests) == 1
