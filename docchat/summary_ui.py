@@ -12,6 +12,7 @@ import streamlit as st
 
 from docchat import citations
 from docchat.batch import StoredDocument, settings_key
+from docchat.errors import DocchatError
 from docchat.render import escape_text, safe_markdown
 from docchat.store import SessionStore
 from docchat.summarize import output_language
@@ -149,7 +150,9 @@ def document_summary(store: SessionStore, doc, backend, settings, session_id: st
     st.button(q("s_summarize"), key=f"summarize_{doc.id}", icon=":material/summarize:",
               on_click=start_document,
               args=(db, doc, backend, settings, session_id, language()))
-    if job is not None and job.done:
+    if (refused := st.session_state.pop(f"summary_error_{doc.id}", None)) is not None:
+        st.error(escape_text(refused))
+    elif job is not None and job.done:
         item = job.snapshot().items[0]
         if item.status == "failed" and item.error:
             st.error(escape_text(named(doc.name, item.error)))
@@ -186,8 +189,8 @@ def start_document(db: str, doc, backend, settings, session_id: str | None,
                           run_folder(settings.summaries_dir, "document", str(doc.id)), options,
                           title=doc.name, kind="document", session_id=session_id,
                           on_end=partial(add_to_session, db, session_id, doc, lang))
-    except Exception as e:  # a callback: the page shows it on the next run
-        logger.info("summary of %s not started: %s", doc.name, e)
+    except DocchatError as e:  # a callback: the panel shows it in the run that follows
+        st.session_state[f"summary_error_{doc.id}"] = str(e)
         return None
 
 
