@@ -6,12 +6,13 @@ Usage: python bench/fidelity.py [--json] [--only ocr,forms,tables,code,garbage] 
   saved back as image-only PDFs (Pillow), then read by docchat (ingest.load_document, which
   OCRs them); character accuracy = 1 - edit distance / length against the original page's
   text layer (NFKC; whitespace collapsed, removed for Chinese), and pages/s.
+  ocr-pages (part of ocr): a 4-page scan in one PDF, pages/s with one tesseract per core.
   --compare-rapidocr also runs RapidOCR (rapidocr-onnxruntime, PP-OCRv4) on the same images
   where it is installed (it is not a docchat dependency).
 - forms: characters read (non-space) vs pdftotext, and filled values found.
-- tables: cell text recall of docchat's page text against pdfplumber's tables (pdfplumber
-  is a dev-only dependency): share of pdfplumber's non-empty cells whose text occurs in
-  our Markdown table rows (cells "|"-separated), and in our page text at all.
+- tables: cell text recall of docchat's page text against pdfplumber's tables (2+ rows
+  and 2+ columns; pdfplumber is a dev-only dependency): share of pdfplumber's non-empty
+  cells whose text is (inside) a cell of our Markdown tables, and found in our page text.
 - code: code lines of reportlab-userguide.pdf (runs of 2+ consecutive lines in a monospaced
   font, found from PDFium's character fonts; indentation relative to the run's leftmost
   line, in character widths) whose leading indentation survives in docchat's text.
@@ -19,6 +20,7 @@ Usage: python bench/fidelity.py [--json] [--only ocr,forms,tables,code,garbage] 
   and as OCR layers.
 Needs pdftoppm/pdftotext (poppler-utils) and tesseract (tesseract-ocr, tesseract-ocr-chi-sim).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,7 +48,7 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 DATA = ROOT / "tests" / "data"
 FETCH = CORPUS / "fetch-debian-reference.sh"
 
-# (language, file, 1-based page): prose pages, single column, so that reading order is not in question.
+# (language, file, 1-based page): single-column prose pages (reading order is not in question).
 OCR_PAGES = [
     ("en", "pdf/debian-policy.pdf", 20),
     ("en", "pdf/lppl.pdf", 3),
@@ -111,8 +113,23 @@ def scan(path: Path, number: int, dpi: int, out: Path) -> Path:
     from PIL import Image
 
     stem = out.parent / out.stem  # (names hold dots: "debian-reference.en-p40-150")
-    subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), "-f", str(number), "-l", str(number), "-singlefile",
-                    "-png", str(path), str(stem)], check=True)
+    subprocess.run(
+        [
+            "pdftoppm",
+            "-gray",
+            "-r",
+            str(dpi),
+            "-f",
+            str(number),
+            "-l",
+            str(number),
+            "-singlefile",
+            "-png",
+            str(path),
+            str(stem),
+        ],
+        check=True,
+    )
     png = Path(f"{stem}.png")
     Image.open(png).save(out, "PDF", resolution=float(dpi))
     return png
@@ -124,6 +141,7 @@ def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool) -> list[dict]
     if compare_rapidocr:
         try:
             from rapidocr_onnxruntime import RapidOCR
+
             rapid = RapidOCR()
         except ImportError:
             print("rapidocr_onnxruntime is not installed: no comparison", file=sys.stderr)
@@ -138,9 +156,16 @@ def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool) -> list[dict]
             started = time.perf_counter()
             doc = ingest.load_document(out)
             seconds = time.perf_counter() - started
-            row = {"engine": "tesseract", "lang": lang, "file": path.name, "page": number, "dpi": dpi,
-                   "accuracy": round(char_accuracy(doc.pages[0].text, truth, lang == "zh"), 4),
-                   "seconds": round(seconds, 2), "pages_s": round(1 / seconds, 3)}
+            row = {
+                "engine": "tesseract",
+                "lang": lang,
+                "file": path.name,
+                "page": number,
+                "dpi": dpi,
+                "accuracy": round(char_accuracy(doc.pages[0].text, truth, lang == "zh"), 4),
+                "seconds": round(seconds, 2),
+                "pages_s": round(1 / seconds, 3),
+            }
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
             if rapid is not None:
@@ -148,11 +173,49 @@ def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool) -> list[dict]
                 result, _ = rapid(str(png))
                 seconds = time.perf_counter() - started
                 text = "\n".join(r[1] for r in result or [])
-                row = {**row, "engine": "rapidocr", "accuracy": round(char_accuracy(text, truth, lang == "zh"), 4),
-                       "seconds": round(seconds, 2), "pages_s": round(1 / seconds, 3)}
+                row = {
+                    **row,
+                    "engine": "rapidocr",
+                    "accuracy": round(char_accuracy(text, truth, lang == "zh"), 4),
+                    "seconds": round(seconds, 2),
+                    "pages_s": round(1 / seconds, 3),
+                }
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     return rows
+
+
+def bench_ocr_pages(
+    ref: Path | None, tmp: Path, first: int = 20, count: int = 4, dpi: int = 300
+) -> list[dict]:
+    """Throughput on a multi-page scan (pages of debian-policy.pdf at 300 dpi in one PDF):
+    the first page decides the language, the rest run one tesseract per core."""
+    from PIL import Image
+
+    path = CORPUS / "pdf" / "debian-policy.pdf"
+    if not path.exists():
+        return []
+    images = [
+        Image.open(scan(path, n, dpi, tmp / f"multi-{n}.pdf")) for n in range(first, first + count)
+    ]
+    out = tmp / "multi.pdf"
+    images[0].save(out, "PDF", resolution=float(dpi), save_all=True, append_images=images[1:])
+    truth = [page_text(path, n) for n in range(first, first + count)]
+    started = time.perf_counter()
+    doc = ingest.load_document(out)
+    seconds = time.perf_counter() - started
+    acc = sum(char_accuracy(p.text, t, False) for p, t in zip(doc.pages, truth)) / count
+    return [
+        {
+            "file": f"{path.name} p{first}-{first + count - 1} scanned",
+            "dpi": dpi,
+            "pages": count,
+            "ocr_pages": sum(p.ocr for p in doc.pages),
+            "accuracy": round(acc, 4),
+            "seconds": round(seconds, 2),
+            "pages_s": round(count / seconds, 3),
+        }
+    ]
 
 
 def _dense(text: str) -> int:
@@ -170,18 +233,35 @@ def bench_forms() -> list[dict]:
         if not path.exists():
             continue
         doc = ingest.load_document(path)
-        ref = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"], capture_output=True, text=True).stdout
-        values = list(make_form.VALUES.values()) + [make_form.NOTE] if path.name == "form_filled.pdf" else []
+        ref = subprocess.run(
+            ["pdftotext", "-enc", "UTF-8", str(path), "-"], capture_output=True, text=True
+        ).stdout
+        values = (
+            list(make_form.VALUES.values()) + [make_form.NOTE]
+            if path.name == "form_filled.pdf"
+            else []
+        )
         found = sum(1 for v in values if v in doc.text)
-        rows.append({"file": path.name, "chars": _dense(doc.text), "pdftotext_chars": _dense(ref),
-                     "ratio": round(_dense(doc.text) / max(1, _dense(ref)), 3),
-                     "values_found": f"{found}/{len(values)}" if values else "-"})
+        rows.append(
+            {
+                "file": path.name,
+                "chars": _dense(doc.text),
+                "pdftotext_chars": _dense(ref),
+                "ratio": round(_dense(doc.text) / max(1, _dense(ref)), 3),
+                "values_found": f"{found}/{len(values)}" if values else "-",
+            }
+        )
     return rows
 
 
 def _cells(text: str) -> set[str]:
-    return {normalize(c, False) for line in text.splitlines() if line.strip().startswith("|")
-            for c in line.strip().strip("|").split("|") if c.strip()}
+    return {
+        normalize(c, False)
+        for line in text.splitlines()
+        if line.strip().startswith("|")
+        for c in line.strip().strip("|").split("|")
+        if c.strip()
+    }
 
 
 def bench_tables(ref: Path | None, files: list[Path]) -> list[dict]:
@@ -200,6 +280,8 @@ def bench_tables(ref: Path | None, files: list[Path]) -> list[dict]:
                 ours_text = normalize(ours.text, False) if ours else ""
                 ours_cells = _cells(ours.text) if ours else set()
                 for table in found:
+                    if len(table) < 2 or max(len(r) for r in table) < 2:
+                        continue  # a boxed code listing or note, not a table
                     tables += 1
                     for row in table:
                         for cell in row:
@@ -209,9 +291,15 @@ def bench_tables(ref: Path | None, files: list[Path]) -> list[dict]:
                             cells_total += 1
                             in_text += cell in ours_text
                             in_table += cell in ours_cells or any(cell in c for c in ours_cells)
-        rows.append({"file": path.name, "tables": tables, "cells": cells_total,
-                     "recall_in_tables": round(in_table / max(1, cells_total), 3),
-                     "recall_in_text": round(in_text / max(1, cells_total), 3)})
+        rows.append(
+            {
+                "file": path.name,
+                "tables": tables,
+                "cells": cells_total,
+                "recall_in_tables": round(in_table / max(1, cells_total), 3),
+                "recall_in_text": round(in_text / max(1, cells_total), 3),
+            }
+        )
     return rows
 
 
@@ -225,8 +313,10 @@ def code_lines(path: Path, first: int, last: int) -> list[tuple[int, str, int]]:
             textpage = page.get_textpage()
             n = textpage.count_chars()
             line, left, width, mono, lines = [], None, None, True, []
-            import pypdfium2.raw as raw
             import ctypes
+
+            import pypdfium2.raw as raw
+
             buf = ctypes.create_string_buffer(256)
             for k in range(n):
                 ch = chr(raw.FPDFText_GetUnicode(textpage.raw, k))
@@ -247,7 +337,9 @@ def code_lines(path: Path, first: int, last: int) -> list[tuple[int, str, int]]:
                 line.append(ch)
             if line:
                 lines.append(("".join(line), left, width, mono))
-            blocks: list[list[tuple[str, float, float]]] = []  # runs of consecutive monospaced lines
+            blocks: list[
+                list[tuple[str, float, float]]
+            ] = []  # runs of consecutive monospaced lines
             previous_mono = False
             for t, l_, w, m in lines:
                 if m:
@@ -274,10 +366,19 @@ def bench_code(path: Path) -> list[dict]:
     kept = 0
     for page, text, indent in indented:
         body = doc.page(page).text if doc.page(page) else ""
-        kept += any(ln.rstrip() == " " * indent + text or (ln.startswith(" ") and ln.strip() == text)
-                    for ln in body.splitlines())
-    return [{"file": path.name, "code_lines": len(lines), "indented": len(indented),
-             "indent_kept": kept, "share": round(kept / max(1, len(indented)), 3)}]
+        kept += any(
+            ln.rstrip() == " " * indent + text or (ln.startswith(" ") and ln.strip() == text)
+            for ln in body.splitlines()
+        )
+    return [
+        {
+            "file": path.name,
+            "code_lines": len(lines),
+            "indented": len(indented),
+            "indent_kept": kept,
+            "share": round(kept / max(1, len(indented)), 3),
+        }
+    ]
 
 
 def bench_garbage(files: list[Path]) -> list[dict]:
@@ -299,7 +400,14 @@ def bench_garbage(files: list[Path]) -> list[dict]:
                 as_ocr += is_garbage(text, ocr_layer=True)
         finally:
             pdf.close()
-        rows.append({"file": path.name, "pages": pages, "garbage_as_text_layer": as_text, "garbage_as_ocr_layer": as_ocr})
+        rows.append(
+            {
+                "file": path.name,
+                "pages": pages,
+                "garbage_as_text_layer": as_text,
+                "garbage_as_ocr_layer": as_ocr,
+            }
+        )
     return rows
 
 
@@ -311,7 +419,10 @@ def htmldoc_pdfs(tmp: Path) -> list[Path]:
     out = []
     for mode in ("--book", "--webpage"):
         path = tmp / f"htmldoc{mode[1:]}.pdf"
-        subprocess.run(["htmldoc", mode, "--textfont", "times", "-f", str(path), str(manual)], capture_output=True)
+        subprocess.run(
+            ["htmldoc", mode, "--textfont", "times", "-f", str(path), str(manual)],
+            capture_output=True,
+        )
         if path.exists():
             out.append(path)
     return out
@@ -332,11 +443,17 @@ def summary(ocr_rows: list[dict]) -> dict:
     for engine in sorted({r["engine"] for r in ocr_rows}):
         for lang in ("en", "zh"):
             for dpi in (150, 300):
-                sel = [r for r in ocr_rows if r["engine"] == engine and r["lang"] == lang and r["dpi"] == dpi]
+                sel = [
+                    r
+                    for r in ocr_rows
+                    if r["engine"] == engine and r["lang"] == lang and r["dpi"] == dpi
+                ]
                 if sel:
                     out[f"{engine}_{lang}_{dpi}"] = {
                         "accuracy": round(sum(r["accuracy"] for r in sel) / len(sel), 4),
-                        "pages_s": round(len(sel) / sum(r["seconds"] for r in sel), 3), "pages": len(sel)}
+                        "pages_s": round(len(sel) / sum(r["seconds"] for r in sel), 3),
+                        "pages": len(sel),
+                    }
     return out
 
 
@@ -354,22 +471,47 @@ def main(argv: list[str] | None = None) -> int:
         if "ocr" in parts:
             result["ocr"] = bench_ocr(ref, tmp, args.compare_rapidocr)
             result["ocr_summary"] = summary(result["ocr"])
+        if "ocr" in parts or "ocr-pages" in parts:
+            result["ocr_pages"] = bench_ocr_pages(ref, tmp)
         if "forms" in parts:
             result["forms"] = bench_forms()
         if "tables" in parts:
-            files = [p for p in (resolve("ref/debian-reference.en.pdf", ref), resolve("pdf/reportlab-userguide.pdf", ref)) if p]
+            files = [
+                p
+                for p in (
+                    resolve("ref/debian-reference.en.pdf", ref),
+                    resolve("pdf/reportlab-userguide.pdf", ref),
+                )
+                if p
+            ]
             result["tables"] = bench_tables(ref, files)
-        if "code" in parts and (CORPUS / "pdf" / "reportlab-userguide.pdf").exists():
-            result["code"] = bench_code(CORPUS / "pdf" / "reportlab-userguide.pdf")
+        if "code" in parts:
+            files = [
+                p
+                for p in (
+                    resolve("pdf/reportlab-userguide.pdf", ref),
+                    resolve("pdf/debian-policy.pdf", ref),
+                    resolve("ref/debian-reference.en.pdf", ref),
+                )
+                if p
+            ]
+            result["code"] = [row for p in files for row in bench_code(p)]
         if "garbage" in parts:
             files = sorted((CORPUS / "pdf").glob("*.pdf")) + htmldoc_pdfs(tmp)
-            files += [p for p in (resolve("ref/debian-reference.en.pdf", ref), resolve("ref/debian-reference.zh-cn.pdf", ref)) if p]
+            files += [
+                p
+                for p in (
+                    resolve("ref/debian-reference.en.pdf", ref),
+                    resolve("ref/debian-reference.zh-cn.pdf", ref),
+                )
+                if p
+            ]
             result["garbage"] = bench_garbage(files)
     result["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
         return 0
-    for key in ("ocr", "forms", "tables", "code", "garbage"):
+    for key in ("ocr", "ocr_pages", "forms", "tables", "code", "garbage"):
         if key in result:
             print(f"== {key}")
             print(table(result[key]))
@@ -377,7 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     if "ocr_summary" in result:
         print("== ocr summary (mean accuracy, pages/s)")
         print(table([{"run": k, **v} for k, v in result["ocr_summary"].items()]))
-    print(f"\nload average {result['load_avg_1m']} -> {result['load_avg_1m_after']} (shared machine)")
+    print(
+        f"\nload average {result['load_avg_1m']} -> {result['load_avg_1m_after']} (shared machine)"
+    )
     return 0
 
 

@@ -20,8 +20,8 @@ from ingest.text import read_text, split_pages
 from ingest.tokens import TokenCounter, count_many, count_tokens, tokenizer_name
 
 __all__ = [
-    "SUPPORTED_SUFFIXES", "Block", "Document", "DocumentError", "OcrCancelled", "OcrProgress", "Page",
-    "PasswordRequired",
+    "SUPPORTED_SUFFIXES", "Block", "Document", "DocumentError", "OcrCancelled", "OcrProgress",
+    "Page", "PasswordRequired",
     "Section", "count_tokens", "load_document", "tokenizer_name",
 ]
 
@@ -61,8 +61,10 @@ def _language(pages: list[Page]) -> str:
 
 
 def load_document(path: str | Path, password: str | None = None, max_mb: float = 200.0,
-                  tokenizer: TokenCounter | None = None, *, on_ocr_progress: Callable[[OcrProgress], None] | None = None,
-                  cancel: threading.Event | None = None, ocr_max_pages: int | None = None) -> Document:
+                  tokenizer: TokenCounter | None = None, *,
+                  on_ocr_progress: Callable[[OcrProgress], None] | None = None,
+                  cancel: threading.Event | None = None,
+                  ocr_max_pages: int | None = None) -> Document:
     """Read a PDF, text or Markdown file into a Document: cleaned pages, sections and token counts.
 
     Section.tokens counts the section's text (its blocks, not its heading); Document.tokens
@@ -83,7 +85,8 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
     if suffix == ".pdf":
         kind = "pdf"
         raw = extract_pages(path, password)
-        hint = apply_ocr(path, password, raw, on_progress=on_ocr_progress, cancel=cancel, max_pages=ocr_max_pages)
+        hint = apply_ocr(path, password, raw, on_progress=on_ocr_progress, cancel=cancel,
+                         max_pages=ocr_max_pages)
         check_text_layer(path.name, raw, hint)
         ocr_flags = [s == OCR for s in raw.status]
         warnings.extend(raw.warnings)

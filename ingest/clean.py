@@ -250,7 +250,9 @@ _EDGE_PUNCT = "()[]{}\"'“”‘’.,;:!?*"
 
 def _unglue_leaders(text: str) -> str:
     """Dot leaders as spaces, so that "Introduction.....1" is two words."""
-    return _LEADER_RUN.sub(" ", text) if ("..." in text or "…" in text or "___" in text or "···" in text) else text
+    if "..." in text or "…" in text or "___" in text or "···" in text:
+        return _LEADER_RUN.sub(" ", text)
+    return text
 
 
 def text_quality(text: str) -> float:

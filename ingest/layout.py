@@ -1,8 +1,10 @@
-"""Page geometry from PDFium's character boxes: where text lines sit on the page.
+"""Page geometry from PDFium's text boxes: flattened form values put back in reading order,
+tables as Markdown, code indentation.
 
-Used only on pages that need it (today: pages whose annotations were flattened), so that
-other pages pay nothing for it.
+Each pass runs only on pages that need it (pages with annotations; with a table caption;
+with lines that look like code), so that other pages pay nothing for it.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -13,12 +15,13 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from ingest.structure import _CODE_LINE
+from ingest.structure import CODE_LINE
 
 
 @dataclass(frozen=True)
 class Line:
     """One line of PDFium's text with its box (PDF units, y grows upwards)."""
+
     text: str
     left: float
     bottom: float
@@ -81,8 +84,10 @@ def char_runs(textpage: pdfium.PdfTextPage, text: str, start: int) -> list[Line]
         pdfium_c.FPDFText_GetCharBox(textpage.raw, start + k, *box)
         left, right, bottom, top = (b.value for b in box)
         height = max(top - bottom, 1.0)
-        if chars and not (run[1] - height / 2 <= (bottom + top) / 2 <= run[3] + height / 2
-                          and run[2] - height <= left <= run[2] + 3 * height):
+        if chars and not (
+            run[1] - height / 2 <= (bottom + top) / 2 <= run[3] + height / 2
+            and run[2] - height <= left <= run[2] + 3 * height
+        ):
             flush()
         if not chars:
             run = [left, bottom, right, top]
@@ -109,10 +114,20 @@ def free_text_notes(page: pdfium.PdfPage) -> list[Line]:
             if size <= 2 or not pdfium_c.FPDFAnnot_GetRect(annot, rect):
                 continue
             buf = ctypes.create_string_buffer(size)
-            pdfium_c.FPDFAnnot_GetStringValue(annot, b"Contents", ctypes.cast(buf, ctypes.POINTER(pdfium_c.FPDF_WCHAR)), size)
+            pdfium_c.FPDFAnnot_GetStringValue(
+                annot, b"Contents", ctypes.cast(buf, ctypes.POINTER(pdfium_c.FPDF_WCHAR)), size
+            )
             text = " ".join(buf.raw[: size - 2].decode("utf-16-le", errors="replace").split())
             if text:
-                out.append(Line(text, rect.left, min(rect.bottom, rect.top), rect.right, max(rect.bottom, rect.top)))
+                out.append(
+                    Line(
+                        text,
+                        rect.left,
+                        min(rect.bottom, rect.top),
+                        rect.right,
+                        max(rect.bottom, rect.top),
+                    )
+                )
         finally:
             pdfium_c.FPDFPage_CloseAnnot(annot)
     return out
@@ -120,11 +135,18 @@ def free_text_notes(page: pdfium.PdfPage) -> list[Line]:
 
 def _insert_at(lines: list[Line], extra: Line) -> int:
     """Index in `lines` (reading order) after which `extra` belongs."""
-    same_row = [k for k, ln in enumerate(lines) if ln.bottom <= extra.middle <= ln.top and ln.right <= extra.left + 2]
+    same_row = [
+        k
+        for k, ln in enumerate(lines)
+        if ln.bottom <= extra.middle <= ln.top and ln.right <= extra.left + 2
+    ]
     if same_row:
         return same_row[-1] + 1  # after its label, on the same row
-    above = [k for k, ln in enumerate(lines) if ln.middle > extra.middle
-             and ln.left < extra.right and extra.left < ln.right]
+    above = [
+        k
+        for k, ln in enumerate(lines)
+        if ln.middle > extra.middle and ln.left < extra.right and extra.left < ln.right
+    ]
     if above:
         return above[-1] + 1  # below the nearest text above it in the same column
     above = [k for k, ln in enumerate(lines) if ln.middle > extra.middle]
@@ -155,13 +177,19 @@ def merge_lines(body: list[Line], extra: list[Line]) -> str:
 
 # Pages worth a geometry pass: a table caption; a few lines that look like code (structure's
 # code-line pattern, or a line ending in ; { }).
-_TABLE_CAPTION = re.compile(r"^\s*(?:Table|TABLE|Tab\.|表)\s*[0-9一二三四五六七八九十]", re.MULTILINE)
+_TABLE_CAPTION = re.compile(
+    r"^\s*(?:Table|TABLE|Tab\.|表)\s*[0-9一二三四五六七八九十]", re.MULTILINE
+)
 # structure's code-line pattern, searched over a whole page at once.
-_CODE_OR_BRACE = re.compile(f"(?:{_CODE_LINE.pattern})|[;{{}}][ \\t]*\\r?$", re.VERBOSE | re.MULTILINE)
+_CODE_OR_BRACE = re.compile(
+    f"(?:{CODE_LINE.pattern})|[;{{}}][ \\t]*\\r?$", re.VERBOSE | re.MULTILINE
+)
 _MIN_TABLE_ROWS = 3
 _FIXED_PITCH = 1  # PDF font descriptor flag bit 1 (FixedPitch)
-_MONO_NAME = re.compile(r"mono|courier|typewriter|consol|inconsolata|menlo|fixed|code|cmtt|lmtt|(?<![a-z])tt",
-                        re.IGNORECASE)
+_MONO_NAME = re.compile(
+    r"mono|courier|typewriter|consol|inconsolata|menlo|fixed|code|cmtt|lmtt|(?<![a-z])tt",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -210,9 +238,18 @@ def _rows(rects: list[tuple[float, float, float, float]]) -> list[_Row]:
     for left, bottom, right, top in rects:
         row = rows[-1] if rows else None
         height = max(top - bottom, 1.0)
-        if row is not None and min(row.top, top) - max(row.bottom, bottom) >= 0.1 * min(height, row.height):
-            same = next((seg for seg in row.segments if abs(seg[0] - left) <= 0.5 * height
-                         and not (bottom <= (seg[1] + seg[3]) / 2 <= top)), None)
+        if row is not None and min(row.top, top) - max(row.bottom, bottom) >= 0.1 * min(
+            height, row.height
+        ):
+            same = next(
+                (
+                    seg
+                    for seg in row.segments
+                    if abs(seg[0] - left) <= 0.5 * height
+                    and not (bottom <= (seg[1] + seg[3]) / 2 <= top)
+                ),
+                None,
+            )
             last = row.segments[-1]
             if same is not None:
                 seg = same
@@ -224,7 +261,12 @@ def _rows(rects: list[tuple[float, float, float, float]]) -> list[_Row]:
                 row.segments.append([left, bottom, right, top])
                 row.segments.sort(key=lambda s: s[0])
             else:
-                seg[0], seg[1], seg[2], seg[3] = min(seg[0], left), min(seg[1], bottom), max(seg[2], right), max(seg[3], top)
+                seg[0], seg[1], seg[2], seg[3] = (
+                    min(seg[0], left),
+                    min(seg[1], bottom),
+                    max(seg[2], right),
+                    max(seg[3], top),
+                )
             row.bottom, row.top = min(row.bottom, bottom), max(row.top, top)
         else:
             rows.append(_Row([[left, bottom, right, top]], bottom, top))
@@ -254,9 +296,14 @@ def _bounded(textpage: pdfium.PdfTextPage, seg: list[float]) -> str:
     buf = getattr(_BOUNDED_BUFFER, "buf", None)
     if buf is None:
         buf = _BOUNDED_BUFFER.buf = (ctypes.c_ushort * _BOUNDED_CHARS)()
-    n = pdfium_c.FPDFText_GetBoundedText(textpage.raw, seg[0] - 0.5, seg[3] + 0.5, seg[2] + 0.5, seg[1] - 0.5,
-                                         buf, _BOUNDED_CHARS)
-    return bytes(memoryview(buf).cast("B")[: 2 * max(0, n)]).decode("utf-16-le", errors="replace").rstrip("\x00")
+    n = pdfium_c.FPDFText_GetBoundedText(
+        textpage.raw, seg[0] - 0.5, seg[3] + 0.5, seg[2] + 0.5, seg[1] - 0.5, buf, _BOUNDED_CHARS
+    )
+    return (
+        bytes(memoryview(buf).cast("B")[: 2 * max(0, n)])
+        .decode("utf-16-le", errors="replace")
+        .rstrip("\x00")
+    )
 
 
 def _cell_text(textpage: pdfium.PdfTextPage, seg: list[float]) -> str:
@@ -272,8 +319,11 @@ def _table_runs(rows: list[_Row]) -> list[tuple[int, int, list[float]]]:
             i += 1
             continue
         j = i + 1
-        while j < len(rows) and rows[j - 1].bottom - rows[j].top <= 1.5 * rows[j].height \
-                and (len(rows[j].segments) >= 2 or _continues(rows[j - 1], rows[j])):
+        while (
+            j < len(rows)
+            and rows[j - 1].bottom - rows[j].top <= 1.5 * rows[j].height
+            and (len(rows[j].segments) >= 2 or _continues(rows[j - 1], rows[j]))
+        ):
             j += 1
         while j > i and len(rows[j - 1].segments) < 2:
             j -= 1  # a run ends on a real row
@@ -287,13 +337,19 @@ def _table_runs(rows: list[_Row]) -> list[tuple[int, int, list[float]]]:
 
 
 def _continues(prev: _Row, row: _Row) -> bool:
-    """A wrapped cell's second line: one run, right below the previous row, not at its first cell."""
-    return len(row.segments) == 1 and prev.bottom - row.top < prev.height and row.segments[0][0] > prev.segments[0][0] + prev.height
+    """A wrapped cell's second line: one run, right below the row before, not in its first cell."""
+    return (
+        len(row.segments) == 1
+        and prev.bottom - row.top < prev.height
+        and row.segments[0][0] > prev.segments[0][0] + prev.height
+    )
 
 
 def _fits(row: _Row, cols: list[float]) -> bool:
     tol = row.height
-    return all(any(abs(s[0] - c) <= tol or c <= s[0] for c in cols) for s in row.segments) and len(row.segments) <= len(cols)
+    return all(any(abs(s[0] - c) <= tol or c <= s[0] for c in cols) for s in row.segments) and len(
+        row.segments
+    ) <= len(cols)
 
 
 def _column_of(x: float, cols: list[float], tol: float) -> int:
@@ -304,7 +360,9 @@ def _column_of(x: float, cols: list[float], tol: float) -> int:
     return k
 
 
-def _markdown(textpage: pdfium.PdfTextPage, rows: list[_Row], cols: list[float]) -> tuple[str, list[str]]:
+def _markdown(
+    textpage: pdfium.PdfTextPage, rows: list[_Row], cols: list[float]
+) -> tuple[str, list[str]]:
     """The rows as a Markdown table, and each cell's text (to find the rows in the page text)."""
     table: list[list[str]] = []
     pieces: list[str] = []
@@ -372,7 +430,9 @@ def tables_as_markdown(textpage: pdfium.PdfTextPage, text: str) -> str:
     return out
 
 
-def _mono_start(textpage: pdfium.PdfTextPage, index: int, name: ctypes.Array, flags: ctypes.c_int) -> bool:
+def _mono_start(
+    textpage: pdfium.PdfTextPage, index: int, name: ctypes.Array, flags: ctypes.c_int
+) -> bool:
     pdfium_c.FPDFText_GetFontInfo(textpage.raw, index, name, len(name), ctypes.byref(flags))
     # Many embedded monospaced fonts lack the FixedPitch flag: their name tells.
     return bool(flags.value & _FIXED_PITCH or _MONO_NAME.search(name.value.decode("latin-1")))
@@ -386,16 +446,21 @@ def indent_code(textpage: pdfium.PdfTextPage, text: str) -> str:
     name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int(0)
     x0, y0, x1, y1 = (ctypes.c_double() for _ in range(4))
-    starts: list[tuple[int, float, float] | None] = []  # (index, x, pitch) of each line's first character
+    starts: list[
+        tuple[int, float, float] | None
+    ] = []  # (index, x, pitch) of each line's first character
     pos = 0
     for line in text.split("\n"):
         lead = len(line) - len(line.lstrip())
         index = pos + lead
         pos += len(line) + 1
         start = None
-        if lead < len(line.rstrip()) and _mono_start(textpage, index, name, flags) \
-                and pdfium_c.FPDFText_GetCharOrigin(textpage.raw, index, x0, y0) \
-                and pdfium_c.FPDFText_GetCharOrigin(textpage.raw, index + 1, x1, y1):
+        if (
+            lead < len(line.rstrip())
+            and _mono_start(textpage, index, name, flags)
+            and pdfium_c.FPDFText_GetCharOrigin(textpage.raw, index, x0, y0)
+            and pdfium_c.FPDFText_GetCharOrigin(textpage.raw, index + 1, x1, y1)
+        ):
             pitch = x1.value - x0.value
             if pitch > 0.5 and abs(y1.value - y0.value) < 1.0:
                 start = (index, x0.value, pitch)

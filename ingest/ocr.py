@@ -7,6 +7,7 @@ accurately and several times faster, and Chinese about as well (bench/README.md,
 fidelity"). PDFium renders each page (under the PDFium lock, in this thread); one
 `tesseract` process per core recognises the images. Only the pages that need it pay.
 """
+
 from __future__ import annotations
 
 import logging
@@ -38,7 +39,9 @@ PAGE_TIMEOUT_S = 300.0
 # Where the text-layer pages do not tell the language: Chinese when the first OCR'd page
 # (read with both models) has at least this share of CJK characters.
 _CJK_SHARE = 0.2
-_SPACE_IN_CJK = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef])[ \t]+(?=[\u3000-\u9fff\uff00-\uffef])")
+_SPACE_IN_CJK = re.compile(
+    r"(?<=[\u3000-\u9fff\uff00-\uffef])[ \t]+(?=[\u3000-\u9fff\uff00-\uffef])"
+)
 
 
 class OcrCancelled(DocumentError):
@@ -48,6 +51,7 @@ class OcrCancelled(DocumentError):
 @dataclass(frozen=True)
 class OcrProgress:
     """OCR of one document so far: pages done of total, time taken and the estimate left."""
+
     done: int
     total: int
     elapsed_s: float
@@ -99,8 +103,13 @@ def _lang_option(language: str | None) -> str:
 def recognize(image_pgm: bytes, language: str | None = None) -> str:
     """Text of one page image (binary PGM) read by tesseract; language "en", "zh" or None (both)."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core per process: we run one per core
-    out = subprocess.run(["tesseract", "stdin", "stdout", "-l", _lang_option(language), "--psm", "3"],
-                         input=image_pgm, capture_output=True, timeout=PAGE_TIMEOUT_S, env=env)
+    out = subprocess.run(
+        ["tesseract", "stdin", "stdout", "-l", _lang_option(language), "--psm", "3"],
+        input=image_pgm,
+        capture_output=True,
+        timeout=PAGE_TIMEOUT_S,
+        env=env,
+    )
     if out.returncode != 0:
         raise DocumentError(f"OCR failed: {out.stderr.decode(errors='replace').strip()[-300:]}")
     text = out.stdout.decode("utf-8", errors="replace").replace("\f", "")
@@ -124,9 +133,14 @@ def render_pgm(page, dpi: int = DPI) -> bytes:
     return f"P5\n{w} {h}\n255\n".encode("ascii") + np.ascontiguousarray(pixels).tobytes()
 
 
-def ocr_pages(render: Callable[[int], bytes], numbers: Sequence[int], language: str | None = None,
-              on_progress: ProgressFn | None = None, cancel: threading.Event | None = None,
-              workers: int | None = None) -> dict[int, str]:
+def ocr_pages(
+    render: Callable[[int], bytes],
+    numbers: Sequence[int],
+    language: str | None = None,
+    on_progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    workers: int | None = None,
+) -> dict[int, str]:
     """{page: text} for the 1-based page numbers, rendered by render(number) in this thread
     and recognised by up to `workers` tesseract processes (one per core).
 
@@ -148,7 +162,9 @@ def ocr_pages(render: Callable[[int], bytes], numbers: Sequence[int], language: 
 
     def check_cancel() -> None:
         if cancel is not None and cancel.is_set():
-            raise OcrCancelled(f"OCR stopped after {len(results)} of {total} pages; nothing was kept.")
+            raise OcrCancelled(
+                f"OCR stopped after {len(results)} of {total} pages; nothing was kept."
+            )
 
     report(None)
     if not numbers:
@@ -183,8 +199,14 @@ def ocr_pages(render: Callable[[int], bytes], numbers: Sequence[int], language: 
     return {n: results[n] for n in numbers}
 
 
-def apply_ocr(path: str | Path, password: str | None, raw: PdfText, on_progress: ProgressFn | None = None,
-              cancel: threading.Event | None = None, max_pages: int | None = None) -> str | None:
+def apply_ocr(
+    path: str | Path,
+    password: str | None,
+    raw: PdfText,
+    on_progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    max_pages: int | None = None,
+) -> str | None:
     """OCR raw's pages that lack a usable text layer (GARBAGE, IMAGE), in place: their text,
     normalized text and status (OCR) change. Returns None, or why candidate pages were not
     OCR'd (for check_text_layer's message; a warning names them when the rest is readable).
@@ -197,12 +219,15 @@ def apply_ocr(path: str | Path, password: str | None, raw: PdfText, on_progress:
     name = Path(path).name
     if reason is not None or len(numbers) > limit:
         hint = _skip_hint(len(numbers), limit, reason)
-        raw.warnings.append(f"Page(s) {numbers_text(numbers)} have no usable text layer and were not OCR'd: {hint}.")
+        raw.warnings.append(
+            f"Page(s) {numbers_text(numbers)} have no usable text layer and were not OCR'd: {hint}."
+        )
         return hint
     language = _document_language(raw.pages)
     with PDFIUM_LOCK:
         pdf = open_pdf(path, password)
     try:
+
         def render(number: int) -> bytes:
             with PDFIUM_LOCK:
                 page = pdf[number - 1]
@@ -223,7 +248,7 @@ def apply_ocr(path: str | Path, password: str | None, raw: PdfText, on_progress:
 
 
 def _document_language(texts: Sequence[str]) -> str | None:
-    """"zh"/"en" from the pages that have a text layer; None when they are too few to tell."""
+    """ "zh"/"en" from the pages that have a text layer; None when they are too few to tell."""
     sample = "".join(t[:300] for t in texts if t.strip())
     if len(sample) < 200:
         return None
@@ -234,6 +259,11 @@ def _skip_hint(count: int, limit: int, reason: str | None) -> str:
     if reason is not None:
         return f"{reason}, or run `ocrmypdf in.pdf out.pdf` first and load out.pdf"
     if limit == 0:
-        return "OCR is off (DOCCHAT_OCR_MAX_PAGES=0); set it above 0, or run `ocrmypdf in.pdf out.pdf` first"
-    return (f"{count} pages need OCR, over the limit of {limit} (DOCCHAT_OCR_MAX_PAGES); raise it, "
-            "or run `ocrmypdf in.pdf out.pdf` first and load out.pdf")
+        return (
+            "OCR is off (DOCCHAT_OCR_MAX_PAGES=0); set it above 0, "
+            "or run `ocrmypdf in.pdf out.pdf` first"
+        )
+    return (
+        f"{count} pages need OCR, over the limit of {limit} (DOCCHAT_OCR_MAX_PAGES); raise it, "
+        "or run `ocrmypdf in.pdf out.pdf` first and load out.pdf"
+    )

@@ -13,8 +13,8 @@ import pypdfium2.raw as pdfium_c
 
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import is_garbage, normalize_page
-from ingest.layout import (char_runs, free_text_notes, indent_code, merge_lines, needs_code, needs_tables,
-                           tables_as_markdown, text_lines)
+from ingest.layout import (char_runs, free_text_notes, indent_code, merge_lines, needs_code,
+                           needs_tables, tables_as_markdown, text_lines)
 from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
@@ -144,7 +144,8 @@ def _needs_flatten(page: pdfium.PdfPage) -> bool:
     return False
 
 
-def _flattened_text(pdf: pdfium.PdfDocument, i: int, page: pdfium.PdfPage) -> tuple[pdfium.PdfPage, str | None]:
+def _flattened_text(pdf: pdfium.PdfDocument, i: int,
+                    page: pdfium.PdfPage) -> tuple[pdfium.PdfPage, str | None]:
     """Flatten the page's form fields and annotations into its content; (page, text) after.
 
     Flattening changes only the document in memory (it is never saved). PDFium appends the
@@ -158,7 +159,8 @@ def _flattened_text(pdf: pdfium.PdfDocument, i: int, page: pdfium.PdfPage) -> tu
         before = textpage.get_text_range()
     finally:
         textpage.close()
-    flattened = pdfium_c.FPDFPage_Flatten(page.raw, pdfium_c.FLAT_NORMALDISPLAY) == pdfium_c.FLATTEN_SUCCESS
+    code = pdfium_c.FPDFPage_Flatten(page.raw, pdfium_c.FLAT_NORMALDISPLAY)
+    flattened = code == pdfium_c.FLATTEN_SUCCESS
     if flattened:
         page.close()  # PDFium reads the flattened content only on a fresh load
         page = pdf[i]
@@ -192,7 +194,8 @@ def _image_share(page: pdfium.PdfPage) -> float:
         kind = pdfium_c.FPDFPageObj_GetType(obj)
         if kind == pdfium_c.FPDF_PAGEOBJ_FORM:
             covered += area * _form_image_share(obj)
-        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+        elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE and \
+                pdfium_c.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
             covered += max(0.0, right.value - left.value) * max(0.0, top.value - bottom.value)
         if covered >= area:
             return 1.0
@@ -202,7 +205,8 @@ def _image_share(page: pdfium.PdfPage) -> float:
 def _form_image_share(form: ctypes.c_void_p) -> float:
     """1.0 when a form XObject (scanners wrap their image in one) holds an image, else 0."""
     for k in range(min(pdfium_c.FPDFFormObj_CountObjects(form), _OBJECTS_TO_SCAN)):
-        if pdfium_c.FPDFPageObj_GetType(pdfium_c.FPDFFormObj_GetObject(form, k)) == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+        obj = pdfium_c.FPDFFormObj_GetObject(form, k)
+        if pdfium_c.FPDFPageObj_GetType(obj) == pdfium_c.FPDF_PAGEOBJ_IMAGE:
             return 1.0
     return 0.0
 
@@ -285,17 +289,21 @@ def check_text_layer(name: str, raw: PdfText, hint: str | None = None) -> None:
     garbage = raw.pages_with(GARBAGE)
     visible = sum(len(t.strip()) for t in raw.pages)
     with_text = sum(1 for t in raw.pages if t.strip()) + len(garbage)
-    if garbage and len(garbage) >= 0.9 * with_text or visible < _MIN_CHARS_PER_PAGE * n / 2 and visible < 2000:
+    too_little = visible < _MIN_CHARS_PER_PAGE * n / 2 and visible < 2000
+    if garbage and len(garbage) >= 0.9 * with_text or too_little:
         what = "its page" if n == 1 else "its pages"
         if raw.pages_with(OCR):
             raise DocumentError(f"{name}: OCR found no text on {what} (images without text?); "
                                 "check that it is the right file.")
         if garbage:
-            raise DocumentError(f"{name} has only a garbage text layer (bad OCR); {hint or FORCE_OCR_HINT}.")
+            raise DocumentError(f"{name} has only a garbage text layer (bad OCR); "
+                                f"{hint or FORCE_OCR_HINT}.")
         images = "its page is an image" if n == 1 else "its pages are images"
-        raise DocumentError(f"{name} has no text layer ({images}, e.g. a scan); OCR is needed: {hint or OCR_HINT}.")
+        raise DocumentError(f"{name} has no text layer ({images}, e.g. a scan); "
+                            f"OCR is needed: {hint or OCR_HINT}.")
     if garbage and hint is None:
-        raw.warnings.append(f"Dropped page(s) {numbers_text(garbage)}: the text layer is garbage (bad OCR); "
+        raw.warnings.append(f"Dropped page(s) {numbers_text(garbage)}: the text layer is garbage "
+                            "(bad OCR); "
                             "re-run OCR with `ocrmypdf --force-ocr` to read them.")
 
 
@@ -340,9 +348,11 @@ def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         status = [state for _, _, state in results]
         broken = [i for i, state in enumerate(status, start=1) if state == BROKEN]
         if len(broken) == n:
-            raise DocumentError(f"{name}: no page could be loaded (damaged page objects); re-download or re-export it.")
+            raise DocumentError(f"{name}: no page could be loaded (damaged page objects); "
+                                "re-download or re-export it.")
         if broken:
-            warnings.append(f"Skipped page(s) {numbers_text(broken)}: PDFium could not load them (damaged page "
+            warnings.append(f"Skipped page(s) {numbers_text(broken)}: PDFium could not load them "
+                            "(damaged page "
                             "objects); the other pages were read.")
             logger.warning("%s: skipped damaged page(s) %s", name, numbers_text(broken))
         title = (pdf.get_metadata_value("Title") or "").strip()

@@ -224,6 +224,7 @@ _CODE_LINE = re.compile(
     |^(?:\ {4}|\t)\s*\S""",
     re.VERBOSE,
 )
+CODE_LINE = _CODE_LINE  # (ingest.layout looks for pages with code with it)
 _TABLE_LINE = re.compile(r"\S(?: {2,}|\t)\S(?:.*\S)?(?: {2,}|\t)\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+\s*$|^\s*=+(?: +=+)+\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙●○■□\-–—*+]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivx]{1,4}\))\s+\S")
 _PARA_END = re.compile(r"[.!?:。！？：][\"”’)]?$")

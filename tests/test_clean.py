@@ -69,7 +69,8 @@ def test_garbage_detection():
 
 def test_real_text_is_not_garbage():
     """False positives measured on real pages (bench/fidelity.py --garbage): none of these."""
-    toc = "\n".join(f"Chapter {k} - Introduction to part {k}" + "." * 90 + f"{k}-1" for k in range(1, 12))
+    toc = "\n".join(f"Chapter {k} - Introduction to part {k}" + "." * 90 + f"{k}-1"
+                    for k in range(1, 12))
     assert not is_garbage(toc)  # htmldoc glues dot leaders to the words
     assert not is_garbage(toc, ocr_layer=True)
     ocr_text = ("I read a page: see /usr/share/doc/foo/copyright (e.g. GPL-2+), run `ls -la`, then "

@@ -1,4 +1,8 @@
-"""Tables as Markdown, code indentation and two-column papers, on real pages (tests/data/README.md)."""
+"""Tables as Markdown, code indentation and two-column papers, on real pages.
+
+The files and their sources: tests/data/README.md.
+"""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,12 +17,22 @@ def test_table_becomes_markdown_and_one_block():
     text = doc.pages[0].text
     assert "| package | popcon | size | POSIX shell | description |\n|---|---|---|---|---|" in text
     # a cell wrapped over two lines stays in its row
-    assert "| bash | V:821, I:999 | 7163 | Yes | Bash: the GNU Bourne Again SHell (de facto standard) |" in text
-    assert "| sash | V:0, I:6 | 1158 | Yes | Stand-alone shell with builtin commands (Not meant for standard" in text
+    assert (
+        "| bash | V:821, I:999 | 7163 | Yes | "
+        "Bash: the GNU Bourne Again SHell (de facto standard) |"
+        in text
+    )
+    assert (
+        "| sash | V:0, I:6 | 1158 | Yes | "
+        "Stand-alone shell with builtin commands (Not meant for standard"
+        in text
+    )
     assert "| file type | reaction to enter key |" in text
     tables = [b for s in doc.sections for b in s.blocks if b.kind == "table"]
     shells = next(b for b in tables if "| package |" in b.text)
-    assert "| posh |" in shells.text and "| bash-completion |" in shells.text  # the whole table, one block
+    assert (
+        "| posh |" in shells.text and "| bash-completion |" in shells.text
+    )  # the whole table, one block
     assert "Debian Reference" not in shells.text and "Table 1.13" not in shells.text
     prose = "\n".join(b.text for s in doc.sections for b in s.blocks if b.kind == "prose")
     assert "Since the login shell may be used" in prose and "|" not in prose
@@ -49,8 +63,14 @@ def test_two_column_paper_reads_column_by_column():
     # The left column is read whole before the right one, although "A. Second-level heading"
     # (right column) sits on the same row as "I. FIRST-LEVEL HEADING" (left column).
     assert "This sample document demonstrates proper use of\nREVTEX 4.2" in first
-    assert first.index("as in the word “via” above.") < first.index("A. Second-level heading: Formatting")
+    assert first.index("as in the word “via” above.") < first.index(
+        "A. Second-level heading: Formatting"
+    )
     assert first.index("A. Second-level heading") < first.index("B. Citations")
     top = [s.title for s in doc.sections if s.level == 1]
-    assert top[:4] == ["I. FIRST-LEVEL HEADING:", "II. MATH AND EQUATIONS", "III. CROSS-REFERENCING",
-                       "IV. FLOATS: FIGURES, TABLES, VIDEOS, ETC."]
+    assert top[:4] == [
+        "I. FIRST-LEVEL HEADING:",
+        "II. MATH AND EQUATIONS",
+        "III. CROSS-REFERENCING",
+        "IV. FLOATS: FIGURES, TABLES, VIDEOS, ETC.",
+    ]

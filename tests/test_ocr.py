@@ -1,4 +1,5 @@
 """OCR of pages without a usable text layer (Tesseract, Debian's eng and chi_sim models)."""
+
 from __future__ import annotations
 
 import re
@@ -19,9 +20,11 @@ DATA = Path(__file__).parent / "data"
 
 def char_accuracy(got: str, truth: str, cjk: bool = False) -> float:
     """1 - edit distance / len(truth), after NFKC and collapsing (CJK: removing) whitespace."""
+
     def norm(t: str) -> str:
         t = unicodedata.normalize("NFKC", t)
         return re.sub(r"\s+", "", t) if cjk else " ".join(t.split())
+
     a, b = norm(got), norm(truth)
     codes = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
     ramp = np.arange(len(b) + 1)
@@ -52,9 +55,14 @@ def test_scanned_chinese_page_is_read():
     doc = ingest.load_document(DATA / "scan-zh.pdf")
     page = doc.pages[0]
     assert page.ocr and doc.language == "zh"
-    assert char_accuracy(page.text, (DATA / "scan-zh.txt").read_text(encoding="utf-8"), cjk=True) >= 0.9
+    assert (
+        char_accuracy(page.text, (DATA / "scan-zh.txt").read_text(encoding="utf-8"), cjk=True)
+        >= 0.9
+    )
     assert "虚拟控制台" in page.text
-    assert not re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", page.text)  # no spaces between Chinese characters
+    assert not re.search(
+        r"[\u4e00-\u9fff] [\u4e00-\u9fff]", page.text
+    )  # no spaces between Chinese characters
 
 
 def test_progress_reports_pages_and_eta():
@@ -96,7 +104,9 @@ def test_page_limit_and_unavailable_engine_have_clear_messages(monkeypatch):
         ingest.load_document(DATA / "linn.pdf")
     monkeypatch.delenv("DOCCHAT_OCR_MAX_PAGES")
     monkeypatch.setattr(ocr, "languages", lambda: frozenset())
-    with pytest.raises(DocumentError, match="no text layer .*OCR is not installed .apt-get install tesseract-ocr"):
+    with pytest.raises(
+        DocumentError, match="no text layer .*OCR is not installed .apt-get install tesseract-ocr"
+    ):
         ingest.load_document(DATA / "linn.pdf")
 
 
@@ -130,8 +140,11 @@ def test_cli_ingest_prints_ocr_progress(tmp_path):
 
     from docchat.cli import cli
 
-    result = CliRunner().invoke(cli, ["ingest", "--db", str(tmp_path / "t.db"), str(DATA / "scan-zh.pdf")],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["ingest", "--db", str(tmp_path / "t.db"), str(DATA / "scan-zh.pdf")],
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert "OCR: 1 page(s) without a text layer" in result.stderr
     assert "OCR: page 1 (1/1)" in result.stderr

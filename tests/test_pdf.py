@@ -214,8 +214,10 @@ def test_filled_form_values_and_annotation_text_are_read():
     """Field values and a FreeText note are flattened into the page text (make_form.py)."""
     doc = ingest.load_document(DATA / "form_filled.pdf")
     first = doc.pages[0].text
-    for value in ("CASE-2024-0193", "Okonkwo", "Adaeze", "1742 Larchmont Avenue", "55803", "a.okonkwo@example.org"):
+    for value in ("CASE-2024-0193", "Okonkwo", "Adaeze", "1742 Larchmont Avenue", "55803",
+                  "a.okonkwo@example.org"):
         assert value in first
-    assert first.index("CASE NUMBER") < first.index("CASE-2024-0193")  # in reading order, after its label
+    # in reading order: after its label
+    assert first.index("CASE NUMBER") < first.index("CASE-2024-0193")
     assert "Reviewer note: discharge date confirmed" in doc.pages[1].text
     assert "DISCHARGE" in doc.text

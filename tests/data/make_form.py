@@ -2,6 +2,7 @@
 text fields filled in (pypdf writes their appearance streams) and one FreeText annotation
 on page 2. The source form is a US government form (public domain), see README.md.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,15 @@ def main() -> None:
         del acro["/XFA"]  # the AcroForm fields are what viewers without XFA show
     for page in writer.pages[:1]:
         writer.update_page_form_field_values(page, VALUES, auto_regenerate=False)
-    note = FreeText(text=NOTE, rect=(60, 700, 560, 730), font="Helvetica", font_size="10pt",
-                    font_color="000000", border_color="000000", background_color="ffffff")
+    note = FreeText(
+        text=NOTE,
+        rect=(60, 700, 560, 730),
+        font="Helvetica",
+        font_size="10pt",
+        font_color="000000",
+        border_color="000000",
+        background_color="ffffff",
+    )
     writer.add_annotation(page_number=1, annotation=note)
     with open(HERE / "form_filled.pdf", "wb") as f:
         writer.write(f)

@@ -3,6 +3,7 @@ table-deb-ref.pdf (page 47 of the Debian Reference, English: two tables, one wit
 wrapped over two lines) and code-policy.pdf (page 37 of the Debian Policy Manual: an
 indented makefile snippet). The manuals are GPL-2+ (debian-reference-en, debian-policy).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -22,8 +23,11 @@ def extract(source: Path, page: int, out: Path) -> None:
 
 
 def main() -> None:
-    folder = Path(subprocess.run([str(CORPUS / "fetch-debian-reference.sh")], capture_output=True, text=True,
-                                 check=True).stdout.split()[-1])
+    folder = Path(
+        subprocess.run(
+            [str(CORPUS / "fetch-debian-reference.sh")], capture_output=True, text=True, check=True
+        ).stdout.split()[-1]
+    )
     extract(folder / "debian-reference.en.pdf", 47, HERE / "table-deb-ref.pdf")
     extract(CORPUS / "pdf" / "debian-policy.pdf", 37, HERE / "code-policy.pdf")
 
