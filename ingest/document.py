@@ -19,6 +19,11 @@ class Page:
         """Citation marker for this page, e.g. "p. 12"."""
         return f"p. {self.label or self.number}"
 
+    @property
+    def citation(self) -> str:
+        """The marker, with "(OCR)" when the text was read by OCR: "p. 12 (OCR)"."""
+        return f"{self.marker} (OCR)" if self.ocr else self.marker
+
 
 @dataclass(frozen=True)
 class Block:

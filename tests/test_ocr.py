@@ -149,3 +149,10 @@ def test_cli_ingest_prints_ocr_progress(tmp_path):
     assert "OCR: 1 page(s) without a text layer" in result.stderr
     assert "OCR: page 1 (1/1)" in result.stderr
     assert "scan-zh.pdf: 1 pages" in result.stdout
+
+
+def test_citation_says_ocr():
+    from ingest.document import Page
+
+    assert Page(number=3, text="x", label="1", ocr=True).citation == "p. 1 (OCR)"
+    assert Page(number=3, text="x").citation == "p. 3"
