@@ -127,7 +127,7 @@ def _render(entries, chosen, headers, counter: Counter | None) -> Outline:
 
 
 PART_TOP = 3  # a part (heading) scores as the sum of its best sections' scores
-PART_ALPHA = 0.8  # the part asked about: the smallest one scoring this share of the best
+PART_ALPHA = 0.6  # the part asked about: the smallest one scoring this share of the best
 
 
 def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
