@@ -50,7 +50,6 @@ MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its heade
 MIN_ROOM = 8  # tokens: stop filling below this
 MAX_MISSES = 16  # filling from the start stops after this many sections that do not fit
 STICKY = 0.3  # score raise of a previous prompt's section that still matches the question
-PASSAGE_SHARE = 1.0  # of the evidence budget: the most one section may take (0.3 lost section evidence at 2k)
 SPAN_SHARE = 0.5  # of the evidence budget: the most a part packed whole may take
 FOCUS_SHARE = 0.2  # of the evidence budget: the sub-outline of the chapter asked about
 
@@ -435,9 +434,6 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
             rank += 1
             passage = Passage.whole(d, d.sections[p], rank)
             c = passage.cost(counter)
-            # Precision first: one long section may not crowd out the next hits; past
-            # PASSAGE_SHARE of the budget it goes in as its best blocks.
-            room = min(room, max(MIN_PARTIAL, PASSAGE_SHARE * avail))
             if c > room:
                 if kind == HIT and room >= MIN_PARTIAL:
                     section = d.sections[p]
