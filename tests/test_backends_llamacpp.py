@@ -288,3 +288,31 @@ def test_prefetch_gives_way_to_a_real_request(backend):
     prefix = backend._prefix([Message("system", FILLER * 60)])
     assert read_counts[0] < len(prefix)  # the prefetch stopped part-way
     assert backend.queue.depth == 0
+
+
+def test_thread_chooser_tries_each_count_then_keeps_the_fastest_and_rechecks():
+    from docchat.backends.llamacpp import ThreadChooser
+
+    chooser = ThreadChooser([2, 1])
+    speed = {2: 180.0, 1: 86.0}  # tokens/s: an idle 2-core box
+    picks = []
+    for _ in range(24):
+        n = chooser.pick()
+        picks.append(n)
+        chooser.record(n, 64, 64 / speed[n])
+    assert picks[:2] == [2, 1]  # each candidate measured once
+    assert picks.count(2) > picks.count(1) >= 3  # the slower one is rechecked now and then
+    speed = {2: 11.0, 1: 21.5}  # one core became busy: spinning threads collapse
+    for _ in range(24):
+        n = chooser.pick()
+        picks.append(n)
+        chooser.record(n, 64, 64 / speed[n])
+    assert picks[-6:].count(1) >= 5  # it moved to 1 thread
+
+
+def test_prompt_threads_fixed_when_the_user_sets_them():
+    from docchat.backends.llamacpp import prompt_thread_candidates
+
+    assert prompt_thread_candidates(None, 3) == [3]
+    assert prompt_thread_candidates(2, None) == [2]
+    assert len(prompt_thread_candidates(None, None)) >= 1

@@ -119,22 +119,70 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
 
 def default_threads(n_threads: int | None = None,
                     n_threads_batch: int | None = None) -> tuple[int, int]:
-    """(decode threads, prompt threads): the given values, else defaults that leave a core free.
+    """(decode threads, prompt threads to start with): the given values, else defaults.
 
     llama.cpp's threads spin-wait for each other at every step, so a thread whose core
-    is taken by another process stalls all of them: measured on a 2-core box
-    (bench/backend.py --study threads; bench/README.md), decoding with 2 threads fell
+    is taken by another process stalls all of them. Measured on a 2-core box
+    (bench/backend.py --study threads; bench/README.md): decoding with 2 threads fell
     from 84 tok/s idle to 38 with one core busy while 1 thread kept 58, and with other
-    work on both cores 2 threads decoded at 2.6 tok/s against 33 for 1 thread, and read
-    prompts at 27 against 42. Reading a prompt gains up to 2x from a second idle core,
-    decoding a small model little. So: prompt threads = cores - 1, decode threads =
-    (cores - 1) // 2 (at most 4), at least 1 each; n_threads alone sets both, as before.
+    work on both cores 2 threads decoded at 2.6 tok/s against 33 for 1 thread. Decoding
+    a small model gains little from a second core, so decode threads = (cores - 1) // 2
+    (at most 4, at least 1). Reading a prompt is different: idle, 2 threads read 180 tok/s
+    against 86 for 1, busy, 27 against 42. No fixed count is right for both, so prompt
+    threads start at every core and ThreadChooser keeps whichever of its candidates
+    reads fastest, measured batch by batch. n_threads alone sets both, as before.
     """
     cores = os.cpu_count() or 1
     if n_threads and not n_threads_batch:
         return n_threads, n_threads
     decode = n_threads or max(1, min(4, (cores - 1) // 2))
-    return decode, n_threads_batch or max(1, cores - 1)
+    return decode, n_threads_batch or cores
+
+
+def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None) -> list[int]:
+    """Prompt-thread counts ThreadChooser may pick from: one when the user chose it."""
+    if n_threads_batch or n_threads:
+        return [n_threads_batch or n_threads]
+    cores = os.cpu_count() or 1
+    return sorted({cores, max(1, cores - 1), max(1, cores // 2)}, reverse=True)
+
+
+class ThreadChooser:
+    """Chooses how many threads read prompts from the speed they were measured to read.
+
+    Each candidate is tried on one full batch first; after that the fastest so far is
+    used, and every EXPLORE_EVERY-th batch goes to the least recently tried other
+    candidate, so a machine that became busy (or idle) is noticed within a few seconds.
+    Rates are exponential averages (tokens per second) so one noisy batch cannot decide.
+    """
+
+    EXPLORE_EVERY = 6
+    ALPHA = 0.5
+
+    def __init__(self, candidates: list[int]) -> None:
+        self.candidates = list(candidates) or [1]
+        self.rates: dict[int, float] = {}
+        self.tried_at: dict[int, int] = {}
+        self.batches = 0
+
+    def pick(self) -> int:
+        for c in self.candidates:
+            if c not in self.rates:
+                return c
+        best = max(self.candidates, key=lambda c: self.rates[c])
+        if len(self.candidates) > 1 and self.batches % self.EXPLORE_EVERY == 0:
+            others = [c for c in self.candidates if c != best]
+            return min(others, key=lambda c: self.tried_at.get(c, -1))
+        return best
+
+    def record(self, threads: int, tokens: int, seconds: float) -> None:
+        if tokens <= 0 or seconds <= 0:
+            return
+        self.batches += 1
+        rate = tokens / seconds
+        old = self.rates.get(threads)
+        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
+        self.tried_at[threads] = self.batches
 
 
 PROBE_TEXT = ("Rivers carve valleys, carry silt and build deltas; floods spread soil across "
@@ -161,6 +209,8 @@ class LlamaCppBackend(StreamingBackend):
             llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads,
                                n_threads_batch)
         self.llama = llama
+        self.decode_threads = int(getattr(llama, "n_threads", 0) or 1)
+        self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch))
         self.model = Path(llama.model_path).name
         self.context_window = int(llama.n_ctx())
         self.device = "cpu"
@@ -240,17 +290,28 @@ class LlamaCppBackend(StreamingBackend):
         n = self.prefill_batch or self.batch_tokens or batch_size(self.prefill_rate())
         pos = reused
         while pos < upto and not interrupted():
+            threads = self._set_prompt_threads(self.threads.pick())
             step = time.perf_counter()
             batch = tokens[pos:min(upto, pos + n)]
             llama.eval(batch)
             pos += len(batch)
             took = time.perf_counter() - step
+            if len(batch) == n:  # a short last batch says little about the rate
+                self.threads.record(threads, len(batch), took)
             if len(batch) == n and took > 0 and not self.prefill_batch:
                 # Later batches attend to more context: follow the measured time.
                 n = max(MIN_BATCH, min(MAX_BATCH, int((n * n * BATCH_SECONDS / took) ** 0.5)))
             self._progress(request, pos, total, reused, started)
         self.batch_tokens = n
         return pos
+
+    def _set_prompt_threads(self, n: int) -> int:
+        if n != getattr(self, "_prompt_threads", None):
+            ctx = getattr(self.llama, "_ctx", None)
+            if ctx is not None and hasattr(ctx, "set_n_threads"):
+                ctx.set_n_threads(self.decode_threads, n)
+            self._prompt_threads = n
+        return n
 
     def _prefix(self, messages: list[Message]) -> list[int]:
         """The prompt's tokens up to the end of the last message's content."""
