@@ -80,7 +80,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "p_reading": {"en": "Reading {total:,} tokens of context: {done:,} done",
                   "zh": "正在读取 {total:,} 个词元的上下文：已读 {done:,}"},
     "p_left": {"en": "~{v} left", "zh": "约剩 {v}"},
-    "p_reused": {"en": "{n:,} reused from the last question", "zh": "{n:,} 个沿用上一问"},
+    "p_reused": {"en": "{n:,} already read before", "zh": "{n:,} 个此前已读"},
     "p_writing": {"en": "Read {total:,} tokens of context; writing the answer…",
                   "zh": "已读完 {total:,} 个词元的上下文，正在写回答…"},
     "p_unknown": {"en": "The server is reading the context (it does not report its progress)…",

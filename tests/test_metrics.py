@@ -90,7 +90,7 @@ def test_progress_line_always_has_a_moving_figure():
                                       "(12 s)")
     assert progress_fraction(p) == pytest.approx(3100 / 7537)
     reused = PrefillProgress(done=5000, total=6000, reused=4800, rate=100.0, eta_s=10.0)
-    assert "4,800 reused from the last question" in progress_line(reused, 1.0)
+    assert "4,800 already read before" in progress_line(reused, 1.0)
     assert progress_line(None, 1.25) == "Waiting for the model… (1.2 s)"
     assert progress_line(None, 1.25) != progress_line(None, 1.35)  # the clock moves
     unknown = PrefillProgress(done=0, total=0, known=False)
