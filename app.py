@@ -125,7 +125,8 @@ def show_live(g: chat.Generation, docs: list) -> None:
     body, bar, found, stop = st.empty(), st.empty(), st.empty(), st.empty()
     stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon=":material/stop_circle:")
     shown_evidence, bar_on = False, False
-    for g in chat.follow(g):  # every poll sends a delta, so a Stop click interrupts at once
+    # Every poll sends a delta, so a Stop click interrupts at once.
+    for _ in chat.follow(g):  # yields g itself whenever it changed
         if g.evidence_at is not None and not shown_evidence:
             with found.container():
                 show_evidence(g)

@@ -19,6 +19,7 @@ synthetic source that bursts (4-12 pieces 5 ms apart) and stalls (150-400 ms).
 
 Usage: python bench/pacing.py [--tokens 200] [--schedule-tokens 60] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,11 +36,14 @@ from docchat.backends import GenerationRequest, Message, get_backend  # noqa: E4
 from docchat.pacing import Pacer, split_words  # noqa: E402
 from docchat.presets import get_preset  # noqa: E402
 
-PROMPT = ("Write a few short paragraphs about how rivers shape the land. Use full sentences, "
-          "commas, and start a new paragraph now and then.")
+PROMPT = (
+    "Write a few short paragraphs about how rivers shape the land. Use full sentences, "
+    "commas, and start a new paragraph now and then."
+)
 SYNTH_TEXT = (
     "Rivers carve valleys, carry silt, and build deltas. Over time, floods spread soil across "
-    "the plain; farmers follow the water.\n河流塑造了大地。它们切开山谷，搬运泥沙，并在入海口形成三角洲！"
+    "the plain; farmers follow the water.\n"
+    "河流塑造了大地。它们切开山谷，搬运泥沙，并在入海口形成三角洲！"
     "人们沿河而居，城市也随之兴起。\nIn short: water moves, and the land answers. "
 )
 
@@ -54,7 +58,7 @@ def synthetic(n: int, seed: int = 7):
             if made >= n:
                 return
             step = rng.randint(1, 4)
-            yield text[pos:pos + step]
+            yield text[pos : pos + step]
             pos, made = pos + step, made + 1
             time.sleep(0.005)
         time.sleep(rng.uniform(0.15, 0.4))
@@ -68,8 +72,10 @@ def make_source(kind: str, backend, n: int, preset: str = "quick"):
     return backend.stream(req), req
 
 
-LONG_ZH = ("河流塑造了大地。它们切开山谷，搬运泥沙，并在入海口形成三角洲！人们沿河而居，城市也随之兴起。"
-           "洪水把肥沃的泥土铺满平原；农民跟着水走，开垦新的田地。")
+LONG_ZH = (
+    "河流塑造了大地。它们切开山谷，搬运泥沙，并在入海口形成三角洲！人们沿河而居，城市也随之兴起。"
+    "洪水把肥沃的泥土铺满平原；农民跟着水走，开垦新的田地。"
+)
 
 
 def steady(n: int, gap: float = 0.014):
@@ -80,7 +86,7 @@ def steady(n: int, gap: float = 0.014):
     for _ in range(n):
         step = rng.randint(1, 3)
         time.sleep(gap)
-        yield text[pos:pos + step]
+        yield text[pos : pos + step]
         pos += step
 
 
@@ -100,12 +106,18 @@ def long_run(max_lag: float | None, n: int) -> dict:
     shown = pacer.shown[1:]
     target = statistics.mean(x.nominal for x in shown) * 1000
     measured = statistics.mean(gaps(pacer.display_times))
-    return {"preset": "quick", "max_lag": cfg.max_lag, "pieces": n, "chunks": len(pacer.shown),
-            "target_ms": round(target, 1), "display_itl_ms": round(measured, 1),
-            "err_vs_target_pct": round(100 * (measured - target) / target, 1),
-            "catching_up_pct": round(100 * sum(x.catching_up for x in shown) / max(len(shown), 1), 1),
-            "min_gap_ms": round(min(gaps(pacer.display_times)), 1),
-            "first_hold_ms": first_hold_ms(pacer)}
+    return {
+        "preset": "quick",
+        "max_lag": cfg.max_lag,
+        "pieces": n,
+        "chunks": len(pacer.shown),
+        "target_ms": round(target, 1),
+        "display_itl_ms": round(measured, 1),
+        "err_vs_target_pct": round(100 * (measured - target) / target, 1),
+        "catching_up_pct": round(100 * sum(x.catching_up for x in shown) / max(len(shown), 1), 1),
+        "min_gap_ms": round(min(gaps(pacer.display_times)), 1),
+        "first_hold_ms": first_hold_ms(pacer),
+    }
 
 
 def gaps(times: list[float]) -> list[float]:
@@ -123,13 +135,20 @@ def schedule_run(kind: str, backend, preset: str, n: int) -> dict:
     target = statistics.mean(s.nominal for s in shown) * 1000
     # Chunks that were shown the moment they were complete: the display waited on the source.
     waited = sum(1 for s in shown if s.shown_at - s.ready_at < 0.002)
-    return {"source": kind, "preset": preset, "chunks": len(pacer.shown),
-            "source_bound_pct": round(100 * waited / max(len(shown), 1), 1),
-            "mid_ms": round(cfg.mid_delay * 1000, 1), "target_ms": round(target, 1),
-            "display_itl_ms": round(measured, 1),
-            "err_vs_target_pct": round(100 * (measured - target) / target, 1),
-            "err_vs_mid_pct": round(100 * (measured - cfg.mid_delay * 1000) / (cfg.mid_delay * 1000), 1),
-            "first_hold_ms": first_hold_ms(pacer)}
+    return {
+        "source": kind,
+        "preset": preset,
+        "chunks": len(pacer.shown),
+        "source_bound_pct": round(100 * waited / max(len(shown), 1), 1),
+        "mid_ms": round(cfg.mid_delay * 1000, 1),
+        "target_ms": round(target, 1),
+        "display_itl_ms": round(measured, 1),
+        "err_vs_target_pct": round(100 * (measured - target) / target, 1),
+        "err_vs_mid_pct": round(
+            100 * (measured - cfg.mid_delay * 1000) / (cfg.mid_delay * 1000), 1
+        ),
+        "first_hold_ms": first_hold_ms(pacer),
+    }
 
 
 def smooth_run(kind: str, backend, n: int) -> dict:
@@ -142,11 +161,17 @@ def smooth_run(kind: str, backend, n: int) -> dict:
     disp_std = statistics.pstdev(gaps(pacer.display_times))
     src_total = pacer.model_times[-1] - t0
     added = pacer.display_times[-1] - pacer.model_times[-1]
-    return {"source": kind, "pieces": len(pacer.model_times), "chunks": len(pacer.display_times),
-            "source_itl_std_ms": round(src_std, 1), "display_itl_std_ms": round(disp_std, 1),
-            "std_cut_pct": round(100 * (1 - disp_std / src_std), 1) if src_std else None,
-            "source_total_s": round(src_total, 3), "added_s": round(added, 3),
-            "added_pct": round(100 * added / src_total, 1)}
+    return {
+        "source": kind,
+        "pieces": len(pacer.model_times),
+        "chunks": len(pacer.display_times),
+        "source_itl_std_ms": round(src_std, 1),
+        "display_itl_std_ms": round(disp_std, 1),
+        "std_cut_pct": round(100 * (1 - disp_std / src_std), 1) if src_std else None,
+        "source_total_s": round(src_total, 3),
+        "added_s": round(added, 3),
+        "added_pct": round(100 * added / src_total, 1),
+    }
 
 
 def raw_overhead(backend, n: int) -> dict:
@@ -169,21 +194,32 @@ def raw_overhead(backend, n: int) -> dict:
     for name in ("direct", "raw"):
         source, req = make_source("llamacpp", backend, n)
         t = time.perf_counter()
-        count = sum(1 for _ in (source if name == "direct"
-                                else Pacer(get_preset("raw").pacing).pace(source, request=req)))
+        count = sum(
+            1
+            for _ in (
+                source
+                if name == "direct"
+                else Pacer(get_preset("raw").pacing).pace(source, request=req)
+            )
+        )
         timed[name] = (time.perf_counter() - t, count)
     token_ms = timed["direct"][0] / max(timed["direct"][1], 1) * 1000
-    return {"per_piece_overhead_us": round(per_piece_us, 3),
-            "llamacpp_ms_per_piece": round(token_ms, 2),
-            "overhead_pct_of_llamacpp": round(100 * per_piece_us / 1000 / token_ms, 4),
-            "llamacpp_direct_s": round(timed["direct"][0], 3), "llamacpp_raw_s": round(timed["raw"][0], 3),
-            "llamacpp_pieces": [timed["direct"][1], timed["raw"][1]]}
+    return {
+        "per_piece_overhead_us": round(per_piece_us, 3),
+        "llamacpp_ms_per_piece": round(token_ms, 2),
+        "overhead_pct_of_llamacpp": round(100 * per_piece_us / 1000 / token_ms, 4),
+        "llamacpp_direct_s": round(timed["direct"][0], 3),
+        "llamacpp_raw_s": round(timed["raw"][0], 3),
+        "llamacpp_pieces": [timed["direct"][1], timed["raw"][1]],
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=200, help="pieces per smoothing/raw run")
-    ap.add_argument("--schedule-tokens", type=int, default=60, help="pieces per preset schedule run")
+    ap.add_argument(
+        "--schedule-tokens", type=int, default=60, help="pieces per preset schedule run"
+    )
     ap.add_argument("--long-pieces", type=int, default=240, help="pieces of the long answer")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
@@ -196,8 +232,13 @@ def main() -> None:
     result = {
         "model": backend.model,
         # Synthetic pieces are 1-4 characters, so it takes ~2.5x as many for the same chunks.
-        "schedule": [schedule_run(k, backend, p, int(args.schedule_tokens * (2.5 if k == "synthetic" else 1)))
-                     for k in sources for p in ("quick", "long", "code")],
+        "schedule": [
+            schedule_run(
+                k, backend, p, int(args.schedule_tokens * (2.5 if k == "synthetic" else 1))
+            )
+            for k in sources
+            for p in ("quick", "long", "code")
+        ],
         "smooth": [smooth_run(k, backend, args.tokens) for k in sources],
         "long": [long_run(lag, args.long_pieces) for lag in (None, 2.0)],
         "raw": raw_overhead(backend, args.tokens),
@@ -207,27 +248,43 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"Pacing bench ({result['model']}, {result['bench_s']} s)\n")
-    print(f"{'source':10} {'preset':6} {'chunks':>6} {'mid ms':>7} {'target':>7} {'shown':>7} "
-          f"{'vs target':>9} {'vs mid':>7} {'src-bound':>9} {'1st hold':>8}")
+    print(
+        f"{'source':10} {'preset':6} {'chunks':>6} {'mid ms':>7} {'target':>7} {'shown':>7} "
+        f"{'vs target':>9} {'vs mid':>7} {'src-bound':>9} {'1st hold':>8}"
+    )
     for r in result["schedule"]:
-        print(f"{r['source']:10} {r['preset']:6} {r['chunks']:6} {r['mid_ms']:7} {r['target_ms']:7} "
-              f"{r['display_itl_ms']:7} {r['err_vs_target_pct']:8}% {r['err_vs_mid_pct']:6}% "
-              f"{r['source_bound_pct']:8}% {r['first_hold_ms']:6}ms")
-    print(f"\nlong Chinese answer, quick preset: {'max_lag':>7} {'chunks':>6} {'target':>7} "
-          f"{'shown':>7} {'vs target':>9} {'catching up':>11} {'min gap':>7} {'1st hold':>8}")
+        print(
+            f"{r['source']:10} {r['preset']:6} {r['chunks']:6} {r['mid_ms']:7} {r['target_ms']:7} "
+            f"{r['display_itl_ms']:7} {r['err_vs_target_pct']:8}% {r['err_vs_mid_pct']:6}% "
+            f"{r['source_bound_pct']:8}% {r['first_hold_ms']:6}ms"
+        )
+    print(
+        f"\nlong Chinese answer, quick preset: {'max_lag':>7} {'chunks':>6} {'target':>7} "
+        f"{'shown':>7} {'vs target':>9} {'catching up':>11} {'min gap':>7} {'1st hold':>8}"
+    )
     for r in result["long"]:
-        print(f"{'':34} {r['max_lag']:7} {r['chunks']:6} {r['target_ms']:7} {r['display_itl_ms']:7} "
-              f"{r['err_vs_target_pct']:8}% {r['catching_up_pct']:10}% {r['min_gap_ms']:7} "
-              f"{r['first_hold_ms']:6}ms")
-    print(f"\n{'source':10} {'pieces':>6} {'src std':>8} {'disp std':>8} {'std cut':>8} "
-          f"{'src s':>7} {'added s':>8} {'added':>6}")
+        print(
+            f"{'':34} {r['max_lag']:7} {r['chunks']:6} {r['target_ms']:7} {r['display_itl_ms']:7} "
+            f"{r['err_vs_target_pct']:8}% {r['catching_up_pct']:10}% {r['min_gap_ms']:7} "
+            f"{r['first_hold_ms']:6}ms"
+        )
+    print(
+        f"\n{'source':10} {'pieces':>6} {'src std':>8} {'disp std':>8} {'std cut':>8} "
+        f"{'src s':>7} {'added s':>8} {'added':>6}"
+    )
     for r in result["smooth"]:
-        print(f"{r['source']:10} {r['pieces']:6} {r['source_itl_std_ms']:8} {r['display_itl_std_ms']:8} "
-              f"{r['std_cut_pct']:7}% {r['source_total_s']:7} {r['added_s']:8} {r['added_pct']:5}%")
+        print(
+            f"{r['source']:10} {r['pieces']:6} {r['source_itl_std_ms']:8} "
+            f"{r['display_itl_std_ms']:8} {r['std_cut_pct']:7}% {r['source_total_s']:7} "
+            f"{r['added_s']:8} {r['added_pct']:5}%"
+        )
     raw = result["raw"]
-    print(f"\nraw mode: +{raw['per_piece_overhead_us']} us/piece = {raw['overhead_pct_of_llamacpp']}% of "
-          f"llama.cpp's {raw['llamacpp_ms_per_piece']} ms/piece; timed pair direct "
-          f"{raw['llamacpp_direct_s']} s vs raw {raw['llamacpp_raw_s']} s")
+    print(
+        f"\nraw mode: +{raw['per_piece_overhead_us']} us/piece = "
+        f"{raw['overhead_pct_of_llamacpp']}% of llama.cpp's {raw['llamacpp_ms_per_piece']} "
+        f"ms/piece; timed pair direct "
+        f"{raw['llamacpp_direct_s']} s vs raw {raw['llamacpp_raw_s']} s"
+    )
 
 
 if __name__ == "__main__":

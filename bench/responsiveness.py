@@ -219,7 +219,8 @@ def main() -> None:
         return
     print(f"Responsiveness bench: {out['model']}, {out['document']} ({out['pages']} pages, "
           f"{out['doc_tokens']:,} tokens), window {out['window']:,}, {out['threads']} thread(s), "
-          f"target {args.target:g} s, prefill rate at start {rate_at_start and round(rate_at_start)}"
+          f"target {args.target:g} s, "
+          f"prefill rate at start {rate_at_start and round(rate_at_start)}"
           f" tokens/s; ingest {out['ingest_s']} s, embeddings {out['embed_s']} s (after upload, "
           f"in the background in the app)\n")
     print(f"{'#':2} {'evidence':>8} {'1st tok':>8} {'prompt':>7} {'new':>6} {'reused':>7} "

@@ -183,7 +183,8 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, ttft_
         m = answer.metrics
         click.echo(json.dumps({
             "answer": answer.text, "backend": engine.name, "model": engine.model,
-            "prompt_tokens": m.get("prompt_tokens"), "completion_tokens": m.get("completion_tokens"),
+            "prompt_tokens": m.get("prompt_tokens"),
+            "completion_tokens": m.get("completion_tokens"),
             "ttft_ms": m.get("model", {}).get("ttft_ms"),
             "decode_tokens_per_s": m.get("decode_tokens_per_s"),
             "stopped": answer.stopped, "preset": preset, "metrics": m,

@@ -28,7 +28,8 @@ HEADING_BONUS = 0.5  # share of a section's heading score added to each of its s
 
 # Sentence ends: Chinese full stops always; Latin ones before whitespace; blank lines and
 # list-like line starts.
-_SPLIT = re.compile(r"(?<=[。！？；])|(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9\u4e00-\u9fff])|\n\s*\n|\n(?=\s*[-*•·\d])")
+_SPLIT = re.compile(r"(?<=[。！？；])|(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9\u4e00-\u9fff])"
+                    r"|\n\s*\n|\n(?=\s*[-*•·\d])")
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ class SideMetrics:
 
 @dataclass(frozen=True)
 class AnswerMetrics:
-    """Everything measured about one answer; ``to_dict()`` is what ``ask --json`` and SQLite hold."""
+    """Everything measured about one answer; ``to_dict()`` is what ``ask --json`` and SQLite
+    hold."""
     model: SideMetrics
     display: SideMetrics
     queue_ms: float = 0.0

@@ -22,6 +22,7 @@ combining marks stay with their word, code in fences keeps the model's pieces; a
 word waits for the next piece, so ``"".join(chunks) == "".join(pieces)``. The source is read on a
 helper thread (``prefetch=True``) so an in-process model keeps generating while the display waits.
 """
+
 from __future__ import annotations
 
 import logging
@@ -57,6 +58,7 @@ _JOIN_TIMEOUT = 5.0  # seconds to wait for the reader thread after a stop
 @dataclass(frozen=True)
 class PacingConfig:
     """When chunks are shown. Delays in seconds; pauses are multiples of the mid delay."""
+
     mode: str = "scheduled"
     min_delay: float = 0.10
     max_delay: float = 0.25
@@ -75,13 +77,23 @@ class PacingConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise DocchatError(f"Unknown pacing mode {self.mode!r}: choose one of {', '.join(MODES)}.")
+            raise DocchatError(
+                f"Unknown pacing mode {self.mode!r}: choose one of {', '.join(MODES)}."
+            )
         if not 0 <= self.min_delay <= self.max_delay:
-            raise DocchatError("Pacing delays must satisfy 0 <= min_delay <= max_delay; fix the preset.")
-        if (not 0 <= self.rhythm <= 1 or not 0 < self.smooth_alpha <= 1 or self.tick <= 0
-                or min(self.max_lag, self.code_factor, self.smooth_reserve) < 0):
-            raise DocchatError("Pacing needs rhythm in [0, 1], smooth_alpha in (0, 1], tick > 0 and "
-                               "max_lag, code_factor, smooth_reserve >= 0; fix the preset.")
+            raise DocchatError(
+                "Pacing delays must satisfy 0 <= min_delay <= max_delay; fix the preset."
+            )
+        if (
+            not 0 <= self.rhythm <= 1
+            or not 0 < self.smooth_alpha <= 1
+            or self.tick <= 0
+            or min(self.max_lag, self.code_factor, self.smooth_reserve) < 0
+        ):
+            raise DocchatError(
+                "Pacing needs rhythm in [0, 1], smooth_alpha in (0, 1], tick > 0 and "
+                "max_lag, code_factor, smooth_reserve >= 0; fix the preset."
+            )
 
     @property
     def mid_delay(self) -> float:
@@ -91,6 +103,7 @@ class PacingConfig:
 @dataclass(frozen=True)
 class Shown:
     """One displayed chunk: when it was complete, when shown, and the delay behind it."""
+
     text: str
     code: bool
     ready_at: float
@@ -101,15 +114,19 @@ class Shown:
 
 
 def split_words(text: str) -> list[str]:
-    """Display words of text, losslessly: whitespace leads a word; punctuation and marks trail one."""
+    """Display words of text, losslessly: whitespace leads a word; punctuation and marks
+    trail one."""
     out: list[str] = []
     lead = ""
     for p in cut_words(text):
         if p.isspace():
             lead += p
             continue
-        attaches = (unicodedata.category(p[0]) in ("Mn", "Me") or _JOINERS.match(p) is not None
-                    or not any(c.isalnum() or c.isspace() for c in p))  # punctuation, emoji
+        attaches = (
+            unicodedata.category(p[0]) in ("Mn", "Me")
+            or _JOINERS.match(p) is not None
+            or not any(c.isalnum() or c.isspace() for c in p)
+        )  # punctuation, emoji
         if out and not lead and attaches:
             out[-1] += p
         else:
@@ -135,16 +152,16 @@ class _Chunker:
                 end = self.buf.find(_FENCE, self.skip)
                 if end >= 0:  # closing fence: code up to it, then back to prose
                     out.append((self.buf[: end + 3], True))
-                    self.buf, self.code, self.skip = self.buf[end + 3:], False, 0
+                    self.buf, self.code, self.skip = self.buf[end + 3 :], False, 0
                     continue
                 # Backticks at the end may be the start of the closing fence.
-                tail = self.buf[self.skip:]
+                tail = self.buf[self.skip :]
                 keep = 0 if final else min(len(tail) - len(tail.rstrip("`")), 2)
                 text = self.buf[: len(self.buf) - keep]
                 if text:
                     out.append((text, True))
                     self.skip = max(0, self.skip - len(text))
-                self.buf = self.buf[len(text):]
+                self.buf = self.buf[len(text) :]
                 return out
             start = self.buf.find(_FENCE)
             if start >= 0:  # the fence ends the prose before it, so no word is partial
@@ -156,7 +173,6 @@ class _Chunker:
             self.buf = "" if final or not words else words.pop()
             out.extend((w, False) for w in words)
             return out
-
 
     def release(self) -> list[tuple[str, bool]]:
         """The prose held back as a possibly partial word, now (for a first chunk that must
@@ -170,10 +186,17 @@ class _Chunker:
 def _pause(cfg: PacingConfig, prev: str, text: str) -> float:
     """Extra delay (in mid delays) before text, given the chunk shown before it."""
     core = prev.rstrip()
-    gap = prev[len(core):] + text[: len(text) - len(text.lstrip())]
+    gap = prev[len(core) :] + text[: len(text) - len(text.lstrip())]
     last = core.rstrip(_CLOSERS)[-1:] or "x"
-    p = (cfg.pause_zh if last in _ZH_STOPS else cfg.pause_en if last in _EN_STOPS
-         else cfg.pause_comma if last in _COMMAS else 0.0)
+    p = (
+        cfg.pause_zh
+        if last in _ZH_STOPS
+        else cfg.pause_en
+        if last in _EN_STOPS
+        else cfg.pause_comma
+        if last in _COMMAS
+        else 0.0
+    )
     if "\n" in gap:
         p = max(p, cfg.pause_line)
     return p
@@ -212,9 +235,11 @@ class _ThreadFeed:
             finally:
                 self._q.put(None)
 
-    def take(self, timeout: float, sleep: Callable[[float], object] | None = None
-             ) -> tuple[list[tuple[float, str, float | None]], bool]:
-        """Pieces that arrived (waiting up to timeout; via an injected sleep if any) and whether it ended."""
+    def take(
+        self, timeout: float, sleep: Callable[[float], object] | None = None
+    ) -> tuple[list[tuple[float, str, float | None]], bool]:
+        """Pieces that arrived (waiting up to timeout; via an injected sleep if any) and
+        whether it ended."""
         items: list[tuple[float, str, float | None]] = []
         if timeout > 0 and sleep is not None and self._q.empty():
             sleep(timeout)
@@ -235,7 +260,9 @@ class _ThreadFeed:
         self._halt.set()
         self._thread.join(_JOIN_TIMEOUT)
         if self._thread.is_alive():
-            logger.warning("Backend stream did not stop within %.0f s of a stop request", _JOIN_TIMEOUT)
+            logger.warning(
+                "Backend stream did not stop within %.0f s of a stop request", _JOIN_TIMEOUT
+            )
 
 
 class _PullFeed:
@@ -245,7 +272,9 @@ class _PullFeed:
         self._source, self._clock = source, clock
         self._started = False
 
-    def take(self, timeout: float, sleep: object = None) -> tuple[list[tuple[float, str, float | None]], bool]:
+    def take(
+        self, timeout: float, sleep: object = None
+    ) -> tuple[list[tuple[float, str, float | None]], bool]:
         # The source only works while pulled, so its inter-arrival time is the pull's length.
         start = self._clock()
         try:
@@ -263,15 +292,22 @@ class _PullFeed:
 class Pacer:
     """Paces one answer at a time; after it, ``metrics()`` reports on both sides."""
 
-    def __init__(self, config: PacingConfig | None = None, clock: Callable[[], float] = time.perf_counter,
-                 sleep: Callable[[float], object] | None = None, prefetch: bool = True) -> None:
+    def __init__(
+        self,
+        config: PacingConfig | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        sleep: Callable[[float], object] | None = None,
+        prefetch: bool = True,
+    ) -> None:
         self.config = config or PacingConfig()
         self.clock = clock
         self._sleep_fn = sleep  # None: wait on the stop event, so a stop wakes it at once
         self.prefetch = prefetch
         self._reset(threading.Event(), None, clock())
 
-    def _reset(self, stop: threading.Event, stats: GenerationStats | None, started_at: float) -> None:
+    def _reset(
+        self, stop: threading.Event, stats: GenerationStats | None, started_at: float
+    ) -> None:
         self.stop, self.stats, self.started_at = stop, stats, started_at
         self.model_times: list[float] = []  # arrival of each source piece
         self.display_times: list[float] = []  # when each chunk was handed to the display
@@ -279,20 +315,35 @@ class Pacer:
         self.ended_at: float | None = None
         self.stopped = False  # set by a stop, or by closing the pacer before the source ended
 
-    def pace(self, source: Iterable[str], stop: threading.Event | None = None,
-             request: GenerationRequest | None = None, started_at: float | None = None) -> Iterator[str]:
-        """Yield display chunks of source; setting stop (default: request.cancel) ends it at once."""
+    def pace(
+        self,
+        source: Iterable[str],
+        stop: threading.Event | None = None,
+        request: GenerationRequest | None = None,
+        started_at: float | None = None,
+    ) -> Iterator[str]:
+        """Yield display chunks of source; setting stop (default: request.cancel) ends it
+        at once."""
         if stop is None:
             stop = request.cancel if request is not None else threading.Event()
-        self._reset(stop, request.stats if request is not None else None,
-                    self.clock() if started_at is None else started_at)
+        self._reset(
+            stop,
+            request.stats if request is not None else None,
+            self.clock() if started_at is None else started_at,
+        )
         it = iter(source)
         return self._raw(it) if self.config.mode == "raw" else self._paced(it)
 
     def metrics(self, stats: GenerationStats | None = None) -> AnswerMetrics:
         """Metrics of the last answer; stats defaults to the request's given to pace()."""
-        return compute_metrics(self.started_at, self.model_times, self.display_times,
-                               stats or self.stats, self.stopped, self.ended_at)
+        return compute_metrics(
+            self.started_at,
+            self.model_times,
+            self.display_times,
+            stats or self.stats,
+            self.stopped,
+            self.ended_at,
+        )
 
     def _sleep(self, seconds: float) -> None:
         (self._sleep_fn or self.stop.wait)(seconds)
@@ -327,7 +378,15 @@ class Pacer:
         rng = random.Random(cfg.seed)
         chunker = _Chunker()
         ready: deque[tuple[str, float, bool]] = deque()
-        state = {"ema": None, "dev": 0.0, "gaps": 0, "chars_in": 0, "pieces": 0, "chars_out": 0, "chunks": 0}
+        state = {
+            "ema": None,
+            "dev": 0.0,
+            "gaps": 0,
+            "chars_in": 0,
+            "pieces": 0,
+            "chars_out": 0,
+            "chunks": 0,
+        }
         feed = (_ThreadFeed if self.prefetch else _PullFeed)(it, clock)
         ended = finished = False
         prev, last_shown = "", None
@@ -343,10 +402,16 @@ class Pacer:
                     ema, w = state["ema"] or 0.0, max(cfg.smooth_alpha, 1 / state["gaps"])
                     state["ema"] = ema + w * (dt - ema)
                     state["dev"] += w * (abs(dt - ema) - state["dev"])  # EMA of |gap - mean|
-                state["pieces"], state["chars_in"] = state["pieces"] + 1, state["chars_in"] + len(piece)
+                state["pieces"], state["chars_in"] = (
+                    state["pieces"] + 1,
+                    state["chars_in"] + len(piece),
+                )
                 for text, code in chunker.feed(piece):
                     ready.append((text, t, code))
-                    state["chunks"], state["chars_out"] = state["chunks"] + 1, state["chars_out"] + len(text)
+                    state["chunks"], state["chars_out"] = (
+                        state["chunks"] + 1,
+                        state["chars_out"] + len(text),
+                    )
             if done:
                 ready.extend((text, clock(), code) for text, code in chunker.feed("", final=True))
             elif items and not ready and last_shown is None and cfg.first_immediate:
@@ -406,7 +471,9 @@ class Pacer:
                 ready.popleft()
                 shown_at = clock()
                 self.display_times.append(shown_at)
-                self.shown.append(Shown(text, code, ready_at, shown_at, nominal, delay, bool(backlog)))
+                self.shown.append(
+                    Shown(text, code, ready_at, shown_at, nominal, delay, bool(backlog))
+                )
                 prev, last_shown = text, shown_at
                 yield text
         finally:

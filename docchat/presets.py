@@ -86,7 +86,8 @@ def get_preset(name: str, **overrides) -> Preset:
     try:
         preset = PRESETS[name]
     except KeyError:
-        raise DocchatError(f"Unknown preset {name!r}: choose one of {', '.join(PRESETS)}.") from None
+        raise DocchatError(
+            f"Unknown preset {name!r}: choose one of {', '.join(PRESETS)}.") from None
     return preset.with_overrides(**overrides) if overrides else preset
 
 

@@ -17,8 +17,8 @@ from typing import Callable, Iterator, Sequence
 from docchat.backends import Backend, GenerationRequest
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.evidence import Evidence, find_evidence, to_dicts
-from docchat.packing import PackedContext, pack
 from docchat.pacing import Pacer
+from docchat.packing import PackedContext, pack
 from docchat.presets import Preset, get_preset
 from ingest.document import Document
 

@@ -203,7 +203,8 @@ def messages(page) -> list[str]:
     return [m.inner_text() for m in page.locator(MESSAGE).all()]
 
 
-STATUS = re.compile(r"^(Waiting for the model|Reading |Read |The server is reading)|answer\(s\) ahead")
+STATUS = re.compile(r"^(Waiting for the model|Reading |Read |The server is reading)"
+                    r"|answer\(s\) ahead")
 
 
 def answer_text(page) -> str:
@@ -239,8 +240,8 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
 
     # Latency: Enter -> first answer character painted, minus the backend's own TTFT.
     overheads, samples = [], []
-    for i, question in enumerate(["What is the default port?", "How long is the warranty?",
-                                  "What should you never do after midnight?"]):
+    for question in ["What is the default port?", "How long is the warranty?",
+                     "What should you never do after midnight?"]:
         n0 = page.locator(MESSAGE).count()
         page.evaluate(LATENCY_JS, n0)
         ask(page, question)
@@ -284,7 +285,7 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
     shown = messages(again)
     turns = server.turns(sid)
     assert len(shown) == len(turns) == 8
-    for text, (role, content, status, _) in zip(shown, turns):
+    for text, (role, content, _, _) in zip(shown, turns):
         if role == "user":
             assert content in text
     assert "Stopped" in shown[-1]

@@ -8,8 +8,16 @@ import pytest
 
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
-from docchat.chat import GENERIC_ERROR, Generation, Generations, TimedBackend, follow
-from docchat.chat import history_messages, previous_sections, source_finder
+from docchat.chat import (
+    GENERIC_ERROR,
+    Generation,
+    Generations,
+    TimedBackend,
+    follow,
+    history_messages,
+    previous_sections,
+    source_finder,
+)
 from docchat.errors import BackendUnavailable, DocchatError
 from docchat.qa import ask
 from docchat.store import SessionStore

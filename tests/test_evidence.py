@@ -1,8 +1,14 @@
 """Evidence first: the packed sections' sentences that best match the question."""
 from __future__ import annotations
 
-from docchat.evidence import Evidence, find_evidence, from_dicts, markdown, split_sentences
-from docchat.evidence import to_dicts
+from docchat.evidence import (
+    Evidence,
+    find_evidence,
+    from_dicts,
+    markdown,
+    split_sentences,
+    to_dicts,
+)
 from ingest.document import Block, Document, Page, Section
 
 
@@ -49,7 +55,8 @@ def test_no_content_words_no_evidence():
 
 
 def test_chinese_question_matches_chinese_sentences():
-    zh = doc([("网络", "服务器默认监听端口 8731。如果端口被占用，请在配置文件中修改。防火墙必须放行。", 1),
+    zh = doc([("网络", "服务器默认监听端口 8731。如果端口被占用，请在配置文件中修改。"
+                       "防火墙必须放行。", 1),
               ("保修", "保修期为两年。进水损坏不在保修范围内。", 2)], doc_id=None, name="手册.txt")
     found = find_evidence([zh], [("手册.txt", 0), ("手册.txt", 1)], "服务器默认使用哪个端口？")
     assert found[0].heading == "Manual > 网络"

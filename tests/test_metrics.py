@@ -1,4 +1,5 @@
 """Metrics math on known timestamps."""
+
 from __future__ import annotations
 
 import json
@@ -39,24 +40,47 @@ def test_side_metrics_with_too_few_items():
 
 
 def test_answer_metrics_shape_and_decode_rate():
-    stats = GenerationStats(prompt_tokens=42, completion_tokens=5, queue_ms=12.5, stopped=False,
-                            prompt_reused=30, prefill_ms=80.0, finish_reason="stop")
-    m = compute_metrics(10.0, [10.2, 10.3, 10.4, 10.5, 10.6], [10.2, 10.5, 10.9], stats, ended_at=11.0)
+    stats = GenerationStats(
+        prompt_tokens=42,
+        completion_tokens=5,
+        queue_ms=12.5,
+        stopped=False,
+        prompt_reused=30,
+        prefill_ms=80.0,
+        finish_reason="stop",
+    )
+    m = compute_metrics(
+        10.0, [10.2, 10.3, 10.4, 10.5, 10.6], [10.2, 10.5, 10.9], stats, ended_at=11.0
+    )
     d = m.to_dict()
-    assert set(d) == {"model", "display", "queue_ms", "prompt_tokens", "prompt_reused",
-                      "prefill_ms", "completion_tokens", "decode_tokens_per_s", "stopped",
-                      "total_ms", "finish_reason"}
+    assert set(d) == {
+        "model",
+        "display",
+        "queue_ms",
+        "prompt_tokens",
+        "prompt_reused",
+        "prefill_ms",
+        "completion_tokens",
+        "decode_tokens_per_s",
+        "stopped",
+        "total_ms",
+        "finish_reason",
+    }
     assert (d["prompt_reused"], d["prefill_ms"], d["finish_reason"]) == (30, 80.0, "stop")
     assert set(d["model"]) == set(d["display"]) == SIDE_KEYS
     assert d["decode_tokens_per_s"] == pytest.approx(10.0)  # 4 tokens over 0.4 s after the first
-    assert d["model"]["ttft_ms"] == pytest.approx(200.0) and d["display"]["itl_ms_mean"] == pytest.approx(350.0)
+    assert d["model"]["ttft_ms"] == pytest.approx(200.0) and d["display"][
+        "itl_ms_mean"
+    ] == pytest.approx(350.0)
     assert d["prompt_tokens"] == 42 and d["completion_tokens"] == 5 and d["queue_ms"] == 12.5
     assert d["total_ms"] == pytest.approx(1000.0) and d["stopped"] is False
     json.dumps(d)
 
 
 def test_round_trip_through_json():
-    m = compute_metrics(0.0, [0.1, 0.15, 0.3], [0.1, 0.3, 0.5], GenerationStats(stopped=True), stopped=False)
+    m = compute_metrics(
+        0.0, [0.1, 0.15, 0.3], [0.1, 0.3, 0.5], GenerationStats(stopped=True), stopped=False
+    )
     again = AnswerMetrics.from_dict(json.loads(json.dumps(m.to_dict())))
     assert again == m and again.stopped
 
@@ -70,9 +94,14 @@ def test_without_stats_counts_pieces():
 def test_metrics_line_shows_reuse_prefill_and_budget():
     from docchat.i18n import metrics_line
 
-    m = {"model": {"ttft_ms": 900.0}, "prompt_tokens": 1800, "completion_tokens": 20,
-         "prompt_reused": 1500, "prefill_ms": 2400.0,
-         "budget": {"prompt_budget": 1800, "target_s": 15.0, "rate": 120.0}}
+    m = {
+        "model": {"ttft_ms": 900.0},
+        "prompt_tokens": 1800,
+        "completion_tokens": 20,
+        "prompt_reused": 1500,
+        "prefill_ms": 2400.0,
+        "budget": {"prompt_budget": 1800, "target_s": 15.0, "rate": 120.0},
+    }
     line = metrics_line(m)
     assert "1,800 tokens in" in line and "1,500 reused" in line and "read in 2.4 s" in line
     assert "budget 1,800 tokens (15 s at 120 tokens/s)" in line
@@ -86,8 +115,9 @@ def test_progress_line_always_has_a_moving_figure():
     from docchat.i18n import progress_fraction, progress_line
 
     p = PrefillProgress(done=3100, total=7537, reused=0, rate=125.0, eta_s=35.4)
-    assert progress_line(p, 12.3) == ("Reading 7,537 tokens of context: 3,100 done, ~35 s left "
-                                      "(12 s)")
+    assert progress_line(p, 12.3) == (
+        "Reading 7,537 tokens of context: 3,100 done, ~35 s left (12 s)"
+    )
     assert progress_fraction(p) == pytest.approx(3100 / 7537)
     reused = PrefillProgress(done=5000, total=6000, reused=4800, rate=100.0, eta_s=10.0)
     assert "4,800 already read before" in progress_line(reused, 1.0)
@@ -97,7 +127,8 @@ def test_progress_line_always_has_a_moving_figure():
     assert "does not report its progress" in progress_line(unknown, 3.0)
     assert progress_fraction(unknown) is None
     server = PrefillProgress(done=0, total=5200, known=False)
-    assert progress_line(server, 3.0) == ("The server is reading 5,200 tokens of context (it "
-                                          "does not report how far it is)… (3.0 s)")
+    assert progress_line(server, 3.0) == (
+        "The server is reading 5,200 tokens of context (it does not report how far it is)… (3.0 s)"
+    )
     assert progress_fraction(server) is None  # no bar that would not move
     assert progress_line(PrefillProgress(10, 10), 4.0).startswith("Read 10 tokens")

@@ -1,4 +1,5 @@
 """Pacer tests: every wait goes through an injected fake clock and sleep; nothing really sleeps."""
+
 from __future__ import annotations
 
 import random
@@ -72,15 +73,20 @@ class VirtualClock:
                 if self.due is not None and self.due <= end:
                     self.t = self.due
                     self.cv.notify_all()
-                    self.cv.wait_for(lambda: self.running or self.due is None or self.due > self.t,
-                                     timeout=10)
+                    self.cv.wait_for(
+                        lambda: self.running or self.due is None or self.due > self.t, timeout=10
+                    )
                     continue
                 self.t = end
                 return
 
 
-def timed_source(clock: VirtualClock, schedule: list[tuple[float, str]], log: list | None = None,
-                 stop: threading.Event | None = None):
+def timed_source(
+    clock: VirtualClock,
+    schedule: list[tuple[float, str]],
+    log: list | None = None,
+    stop: threading.Event | None = None,
+):
     """Yield each piece at its virtual time."""
     try:
         for t, piece in schedule:
@@ -143,7 +149,9 @@ def test_delays_stay_within_bounds(rhythm):
 def test_lower_rhythm_varies_more():
     spread = {}
     for rhythm in (0.3, 0.9):
-        pacer, _, _ = run(WORDS, PacingConfig(min_delay=0.1, max_delay=0.25, rhythm=rhythm, max_lag=0))
+        pacer, _, _ = run(
+            WORDS, PacingConfig(min_delay=0.1, max_delay=0.25, rhythm=rhythm, max_lag=0)
+        )
         spread[rhythm] = statistics.pstdev(gaps(pacer))
     assert spread[0.3] > 3 * spread[0.9] > 0
 
@@ -170,7 +178,22 @@ def test_punctuation_pauses_chinese_longer_than_english():
 
 
 def test_code_fence_is_tighter_and_keeps_model_pieces():
-    pieces = ["Look", " here", ":\n", "```", "py", "\n", "x", " =", " 1", "\n", "``", "`\n", "Done", " now"]
+    pieces = [
+        "Look",
+        " here",
+        ":\n",
+        "```",
+        "py",
+        "\n",
+        "x",
+        " =",
+        " 1",
+        "\n",
+        "``",
+        "`\n",
+        "Done",
+        " now",
+    ]
     pacer, out, _ = run(pieces, PacingConfig(**EVEN, code_factor=0.4))
     assert "".join(out) == "".join(pieces)
     code = [s for s in pacer.shown if s.code]
@@ -274,9 +297,14 @@ def test_closing_the_pacer_closes_the_source_and_sets_stop(prefetch):
     clock = VirtualClock() if prefetch else FakeClock()
     log: list[str] = []
     stop = threading.Event()
-    src = (timed_source(clock, [(i * 0.05, w) for i, w in enumerate(WORDS)], log, stop) if prefetch
-           else spending_source(clock, WORDS, 0.05, log))
-    gen = Pacer(PacingConfig(**EVEN), clock=clock, sleep=clock.sleep, prefetch=prefetch).pace(src, stop=stop)
+    src = (
+        timed_source(clock, [(i * 0.05, w) for i, w in enumerate(WORDS)], log, stop)
+        if prefetch
+        else spending_source(clock, WORDS, 0.05, log)
+    )
+    gen = Pacer(PacingConfig(**EVEN), clock=clock, sleep=clock.sleep, prefetch=prefetch).pace(
+        src, stop=stop
+    )
     assert next(gen) == " word0"
     gen.close()
     assert log == ["closed"] and stop.is_set()
@@ -307,7 +335,9 @@ def test_raw_mode_stops():
     log: list[str] = []
     clock = FakeClock()
     out = []
-    for piece in Pacer(PacingConfig(mode="raw"), clock=clock).pace(spending_source(clock, WORDS, 0.1, log), stop=stop):
+    for piece in Pacer(PacingConfig(mode="raw"), clock=clock).pace(
+        spending_source(clock, WORDS, 0.1, log), stop=stop
+    ):
         out.append(piece)
         stop.set()
     assert out == [" word0"] and log == ["closed"]
@@ -378,19 +408,46 @@ def test_split_words_keeps_graphemes_and_punctuation_together():
 # Text made of the awkward parts: English, Chinese, emoji (with modifiers and ZWJ), fences,
 # newlines, combining marks and CJK punctuation.
 _ALPHABET = st.sampled_from(
-    list("ab Z.,;:!?\n\t`") + ["```", "```py\n", "中", "国", "人", "是", "我们", "。", "，", "、", "！",
-                              "😀", "👍🏽", "👨\u200d👩\u200d👧", "e\u0301", "\u3000", "“", "”", "\r\n"])
+    list("ab Z.,;:!?\n\t`")
+    + [
+        "```",
+        "```py\n",
+        "中",
+        "国",
+        "人",
+        "是",
+        "我们",
+        "。",
+        "，",
+        "、",
+        "！",
+        "😀",
+        "👍🏽",
+        "👨\u200d👩\u200d👧",
+        "e\u0301",
+        "\u3000",
+        "“",
+        "”",
+        "\r\n",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(parts=st.lists(_ALPHABET, max_size=40), cuts=st.lists(st.integers(0, 200), max_size=12),
-       mode=st.sampled_from(["scheduled", "smooth", "raw"]), max_lag=st.sampled_from([0.0, 0.3]))
+@given(
+    parts=st.lists(_ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=12),
+    mode=st.sampled_from(["scheduled", "smooth", "raw"]),
+    max_lag=st.sampled_from([0.0, 0.3]),
+)
 def test_output_equals_input_for_any_chunking(parts, cuts, mode, max_lag):
     text = "".join(parts)
     bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     clock = FakeClock()
-    pacer = Pacer(PacingConfig(mode=mode, max_lag=max_lag), clock=clock, sleep=clock.sleep, prefetch=False)
+    pacer = Pacer(
+        PacingConfig(mode=mode, max_lag=max_lag), clock=clock, sleep=clock.sleep, prefetch=False
+    )
     out = list(pacer.pace(pieces))
     assert "".join(out) == text
     if mode != "raw":
