@@ -209,13 +209,8 @@ def needs_tables(text: str) -> bool:
 
 
 def needs_code(text: str) -> bool:
-    """True for pages with a few lines that look like code (cheap: one regex over the text)."""
-    hits = 0
-    for _ in _CODE_OR_BRACE.finditer(text):
-        hits += 1
-        if hits >= 2:
-            return True
-    return False
+    """True for pages with a line that looks like code (cheap: one regex over the text)."""
+    return _CODE_OR_BRACE.search(text) is not None
 
 
 def _rects(textpage: pdfium.PdfTextPage) -> list[tuple[float, float, float, float]]:
