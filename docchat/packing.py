@@ -49,7 +49,8 @@ HIT, NEAR, START = "hit", "neighbour", "start"
 MIN_PARTIAL = 48  # tokens: below this, a partial section is not worth its header
 MIN_ROOM = 8  # tokens: stop filling below this
 MAX_MISSES = 16  # filling from the start stops after this many sections that do not fit
-STICKY = 0.3  # score raise of a previous prompt's section that still matches the question
+REUSE_SHARE = 0.5  # of the evidence budget: the previous prompt's first sections kept as is
+REUSE_MIN = 5000  # tokens of evidence budget below which nothing is kept for reuse
 SPAN_SHARE = 0.5  # of the evidence budget: the most a part packed whole may take
 FOCUS_SHARE = 0.2  # of the evidence budget: the sub-outline of the chapter asked about
 
@@ -259,7 +260,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if whole_cost is not None and whole_cost <= avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
-            fused = _sticky(scores(), documents, names, previous_sections)
+            fused = scores()
             qterms = found["terms"]
             positions = _positions(documents, fused)
             if outline.dropped:
@@ -269,7 +270,9 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                                       shown=outline)
                 if focus:
                     avail -= counter.text(prompts.context_block("", "", lang, focus)) + 4
-            picked = _select(documents, fused, qterms, counter, avail, positions)
+            keep = _reused(documents, names, previous_sections, counter,
+                           int(avail * REUSE_SHARE) if avail >= REUSE_MIN else 0)
+            picked = _select(documents, fused, qterms, counter, avail, positions, keep)
     turns = [*older, *recent]
     order = _order(documents, names, picked, previous_sections)
 
@@ -328,22 +331,6 @@ def _order(documents: Sequence[Document], names: Sequence[object],
     return out + sorted(c for c in whole if c not in kept) + parts
 
 
-def _sticky(fused: dict, documents: Sequence[Document], names: Sequence[object],
-            previous: Sequence[tuple[object, int]]) -> dict:
-    """Scores with the previous prompt's sections that still match raised by STICKY, so
-    that between two near-equal sections a follow-up keeps the one the backend has
-    already read (its KV cache) rather than a new one."""
-    if not previous:
-        return fused
-    keys = {name: doc_key(d, i) for i, (d, name) in enumerate(zip(documents, names))}
-    out = dict(fused)
-    for name, idx in previous:
-        key = (keys.get(name, name), idx)
-        if out.get(key, 0.0) > 0:
-            out[key] *= 1 + STICKY
-    return out
-
-
 def _ordered(order: list[tuple[int, int]], picked: list[list[Passage]]
              ) -> list[tuple[int, Passage]]:
     """The chosen passages in the excerpts' order (those shrunk away are left out)."""
@@ -377,10 +364,36 @@ def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> 
     return total
 
 
+def _reused(documents: Sequence[Document], names: Sequence[object],
+            previous: Sequence[tuple[object, int]], counter: Counter, cap: int
+            ) -> list[tuple[int, int]]:
+    """The longest start of the previous prompt's sections (document, position) that fits
+    in cap tokens: kept whole and first, so the backend reuses what it read for them (a
+    follow-up is mostly about the same part). On the tuning half's follow-ups it cost one
+    question of ten at a 2k and a 4k budget and gained one at 8k and two at 32k: hence
+    only from REUSE_MIN tokens of evidence budget up."""
+    where = {name: i for i, name in enumerate(names)}
+    out, used = [], 0
+    for name, idx in previous:
+        i = where.get(name)
+        if i is None:
+            break
+        pos = next((k for k, s in enumerate(documents[i].sections) if s.index == idx), None)
+        if pos is None:
+            break
+        c = Passage.whole(documents[i], documents[i].sections[pos]).cost(counter)
+        if used + c > cap:
+            break
+        out.append((i, pos))
+        used += c
+    return out
+
+
 def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
-            avail: int, positions: list[dict[int, float]] | None = None
-            ) -> list[list[Passage]]:
-    """Choose passages per document: hits and their neighbours by score, then the start."""
+            avail: int, positions: list[dict[int, float]] | None = None,
+            keep: Sequence[tuple[int, int]] = ()) -> list[list[Passage]]:
+    """Choose passages per document: the kept ones (previous prompt), hits and their
+    neighbours by score, then the start."""
     queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
     relevance: list[float] = []
     if positions is None:
@@ -405,6 +418,10 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
     chosen: list[dict[int, Passage]] = [{} for _ in documents]
     used = 0
     rank = 0
+    for di, p in keep:
+        rank += 1
+        chosen[di][p] = Passage.whole(documents[di], documents[di].sections[p], rank)
+        used += chosen[di][p].cost(counter)
     # A question about one part (a section with its subsections): that part whole, start,
     # middle and end, before anything else, where it takes at most SPAN_SHARE of the budget.
     part = part_asked_about(documents, positions)

@@ -492,3 +492,26 @@ def test_question_about_one_section_packs_that_section_whole(monkeypatch):
     monkeypatch.setattr("docchat.packing.SPAN_SHARE", 0.0)
     hits = pack([doc], q, CharBackend(4800), max_new_tokens=50)
     assert "MIDDLE:" not in hits.text
+
+
+def test_follow_up_on_a_large_budget_keeps_the_previous_start_for_reuse():
+    """From REUSE_MIN tokens of evidence budget, the previous prompt's first sections stay
+    first as they were (up to REUSE_SHARE of the budget), even when the follow-up's own
+    best sections are elsewhere; the new ones follow."""
+    from docchat import packing
+
+    docs = [manual(chapters=20, per=6)]
+    b = CharBackend(16000)
+    q1 = "How do I configure the printer?"
+    first = pack(docs, q1, b, max_new_tokens=50)
+    history = [Message("user", q1), Message("assistant", "With configure-printer [p. 5].")]
+    follow = pack(docs, "And the sound card?", b, history=history, max_new_tokens=50,
+                  previous_sections=first.sections)
+    n = next((k for k, (x, y) in enumerate(zip(first.sections, follow.sections)) if x != y),
+             len(first.sections))
+    assert n >= 2
+    a, c = first.messages[0].content, follow.messages[0].content
+    shared = next((k for k, (x, y) in enumerate(zip(a, c)) if x != y), min(len(a), len(c)))
+    assert shared > len(packing.prefix_messages(docs, b, "en", max_new_tokens=50)[0].content)
+    assert any("sound" in docs[0].sections[i].text for _, i in follow.sections[n:])
+    check_fits(follow, b, 50, 16000)
