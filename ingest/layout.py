@@ -185,6 +185,8 @@ _CODE_OR_BRACE = re.compile(
     f"(?:{CODE_LINE.pattern})|[;{{}}][ \\t]*\\r?$", re.VERBOSE | re.MULTILINE
 )
 _MIN_TABLE_ROWS = 3
+# A gap wider than this many text heights separates two cells (word gaps are ~0.3).
+_CELL_GAP = 1.2
 _FIXED_PITCH = 1  # PDF font descriptor flag bit 1 (FixedPitch)
 _MONO_NAME = re.compile(
     r"mono|courier|typewriter|consol|inconsolata|menlo|fixed|code|cmtt|lmtt|(?<![a-z])tt",
@@ -248,7 +250,7 @@ def _rows(rects: list[tuple[float, float, float, float]]) -> list[_Row]:
             last = row.segments[-1]
             if same is not None:
                 seg = same
-            elif left >= last[0] and left - last[2] <= 1.2 * row.height:
+            elif left >= last[0] and left - last[2] <= _CELL_GAP * row.height:
                 seg = last
             else:
                 seg = None
@@ -372,9 +374,27 @@ def _markdown(
             table[-1] = [f"{a} {b}".strip() for a, b in zip(table[-1], cells)]  # a wrapped cell
         else:
             table.append(cells)
+    if not _plausible(table):
+        return "", []
     lines = ["| " + " | ".join(table[0]) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(r) + " |" for r in table[1:]]
     return "\n".join(lines), pieces
+
+
+_BULLETS = "•◦▪‣∙●○■□–—-*"
+
+
+def _plausible(table: list[list[str]]) -> bool:
+    """False for a list read as a table (a bullet column, cells starting with bullets) or a
+    table with a column that is mostly empty."""
+    rows = len(table)
+    for k in range(len(table[0])):
+        column = [r[k] for r in table]
+        if sum(1 for c in column if not c) * 2 > rows:
+            return False
+        if sum(1 for c in column if c[:1] in _BULLETS and c) * 2 > rows:
+            return False
+    return True
 
 
 def _dense(text: str) -> str:
@@ -415,6 +435,8 @@ def tables_as_markdown(textpage: pdfium.PdfTextPage, text: str) -> str:
     pos = 0
     for i, j, cols in _table_runs(rows):
         md, pieces = _markdown(textpage, rows[i:j], cols)
+        if not md:
+            continue
         span = _span(out, pieces, pos)
         if span is None:
             continue

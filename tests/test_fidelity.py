@@ -74,3 +74,12 @@ def test_two_column_paper_reads_column_by_column():
         "III. CROSS-REFERENCING",
         "IV. FLOATS: FIGURES, TABLES, VIDEOS, ETC.",
     ]
+
+
+def test_lists_and_sparse_columns_are_not_tables():
+    from ingest.layout import _plausible
+
+    assert _plausible([["bash", "7163"], ["dash", "191"], ["zsh", "2436"]])
+    assert not _plausible([["", "• the first"], ["", "• the second"], ["", "• the third"]])
+    assert not _plausible([["•", "the first"], ["•", "the second"], ["•", "the third"]])
+    assert not _plausible([["a", ""], ["b", ""], ["c", "x"]])
