@@ -48,6 +48,10 @@ class OcrCancelled(DocumentError):
     """The user stopped OCR; nothing of the document is kept."""
 
 
+class OcrFailed(DocumentError):
+    """Tesseract could not read one page (it crashed or timed out); the other pages go on."""
+
+
 @dataclass(frozen=True)
 class OcrProgress:
     """OCR of one document so far: pages done of total, time taken and the estimate left."""
@@ -103,15 +107,18 @@ def _lang_option(language: str | None) -> str:
 def recognize(image_pgm: bytes, language: str | None = None) -> str:
     """Text of one page image (binary PGM) read by tesseract; language "en", "zh" or None (both)."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core per process: we run one per core
-    out = subprocess.run(
-        ["tesseract", "stdin", "stdout", "-l", _lang_option(language), "--psm", "3"],
-        input=image_pgm,
-        capture_output=True,
-        timeout=PAGE_TIMEOUT_S,
-        env=env,
-    )
+    try:
+        out = subprocess.run(
+            ["tesseract", "stdin", "stdout", "-l", _lang_option(language), "--psm", "3"],
+            input=image_pgm,
+            capture_output=True,
+            timeout=PAGE_TIMEOUT_S,
+            env=env,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise OcrFailed(f"OCR failed: {e}") from None
     if out.returncode != 0:
-        raise DocumentError(f"OCR failed: {out.stderr.decode(errors='replace').strip()[-300:]}")
+        raise OcrFailed(f"OCR failed: {out.stderr.decode(errors='replace').strip()[-300:]}")
     text = out.stdout.decode("utf-8", errors="replace").replace("\f", "")
     return _SPACE_IN_CJK.sub("", text)  # Tesseract spaces out Chinese characters
 
@@ -140,14 +147,17 @@ def ocr_pages(
     on_progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
     workers: int | None = None,
+    failed: list[int] | None = None,
 ) -> dict[int, str]:
     """{page: text} for the 1-based page numbers, rendered by render(number) in this thread
     and recognised by up to `workers` tesseract processes (one per core).
 
     language None: the first page is read with both models, and its script decides the
     rest. on_progress gets an OcrProgress before the first page and after each page;
-    cancel stops between pages (OcrCancelled).
+    cancel stops between pages (OcrCancelled). A page tesseract cannot read comes back empty
+    and its number goes into `failed`.
     """
+    failed = [] if failed is None else failed  # pages tesseract could not read
     total = len(numbers)
     started = time.perf_counter()
     results: dict[int, str] = {}
@@ -173,7 +183,7 @@ def ocr_pages(
     if language is None:
         first = queue.pop(0)
         check_cancel()
-        results[first] = recognize(render(first), None)
+        results[first] = _recognize_or_skip(render(first), None, first, failed)
         language = "zh" if cjk_ratio(results[first]) >= _CJK_SHARE else "en"
         logger.info("OCR: page %d reads as %s", first, language)
         report(first)
@@ -189,7 +199,12 @@ def ocr_pages(
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     number = running.pop(future)
-                    results[number] = future.result()
+                    try:
+                        results[number] = future.result()
+                    except OcrFailed as e:
+                        logger.warning("OCR of page %d failed: %s", number, e)
+                        failed.append(number)
+                        results[number] = ""
                     report(number)
                 check_cancel()
         except BaseException:
@@ -197,6 +212,15 @@ def ocr_pages(
                 future.cancel()
             raise
     return {n: results[n] for n in numbers}
+
+
+def _recognize_or_skip(image: bytes, language: str | None, number: int, failed: list[int]) -> str:
+    try:
+        return recognize(image, language)
+    except OcrFailed as e:
+        logger.warning("OCR of page %d failed: %s", number, e)
+        failed.append(number)
+        return ""
 
 
 def apply_ocr(
@@ -237,10 +261,15 @@ def apply_ocr(
                     page.close()
 
         logger.info("%s: OCR of %d page(s), language %s", name, len(numbers), language or "auto")
-        texts = ocr_pages(render, numbers, language, on_progress=on_progress, cancel=cancel)
+        failed: list[int] = []
+        texts = ocr_pages(render, numbers, language, on_progress=on_progress, cancel=cancel,
+                          failed=failed)
     finally:
         with PDFIUM_LOCK:
             pdf.close()
+    if failed:
+        raw.warnings.append(f"OCR could not read page(s) {numbers_text(sorted(failed))} "
+                            "(Tesseract failed or timed out); they are empty.")
     for number, text in texts.items():
         k = number - 1
         raw.pages[k], raw.normalized[k], raw.status[k] = text, normalize_page(text), OCR

@@ -156,3 +156,25 @@ def test_citation_says_ocr():
 
     assert Page(number=3, text="x", label="1", ocr=True).citation == "p. 1 (OCR)"
     assert Page(number=3, text="x").citation == "p. 3"
+
+
+def test_a_page_tesseract_fails_on_is_empty_with_a_warning(monkeypatch, tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_pdfs", DATA / "make_pdfs.py")
+    make_pdfs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_pdfs)
+    make_pdfs.write_pdf(tmp_path / "mixed.pdf", make_pdfs.headers_pdf() + [{"image": True}] * 2)
+    real = ocr.recognize
+    calls = []
+
+    def flaky(image, language=None):
+        calls.append(language)
+        if len(calls) == 1:
+            raise ocr.OcrFailed("OCR failed: simulated crash")
+        return real(image, language)
+
+    monkeypatch.setattr(ocr, "recognize", flaky)
+    doc = ingest.load_document(tmp_path / "mixed.pdf")
+    assert len(calls) == 2 and doc.pages[6].ocr and doc.pages[7].ocr
+    assert any("OCR could not read page(s) 7" in w for w in doc.warnings)
