@@ -165,9 +165,22 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
     """Ingest one uploaded file with progress shown; return what to show about it."""
     with st.status(q("reading", name=f.name), expanded=False) as status:
         try:
+            bar = None
+
+            def on_ocr(p) -> None:  # scanned pages: OCR progress, in this script thread
+                nonlocal bar
+                if not p.total:
+                    return
+                status.update(label=q("ocr_status", name=f.name), expanded=True)
+                bar = bar or st.progress(0.0)
+                eta = q("ocr_eta", s=round(p.eta_s)) if p.eta_s is not None else ""
+                bar.progress(p.done / p.total, text=q("ocr_pages", done=p.done,
+                                                      total=p.total) + eta)
+
             up = uploads.ingest_upload(store, f.name, f.getvalue(), settings.uploads_dir,
                                        settings.max_file_mb, password=password,
-                                       tokenizer=backend)  # counts by the model's own tokenizer
+                                       tokenizer=backend,  # counts by the model's tokenizer
+                                       on_ocr_progress=on_ocr)
         except PasswordRequired as e:
             status.update(label=str(e), state="error")
             return {"password": True, "error": str(e)}

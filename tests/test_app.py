@@ -445,3 +445,15 @@ def test_follow_up_passes_the_previous_sections_and_warm_start_runs_once(scripte
     assert [m.role for m in warmed] == ["system"]
     asked_prompt = SCRIPT["requests"][0].messages[0].content
     assert asked_prompt.startswith(warmed[0].content)  # the question's prompt starts with it
+
+
+def test_a_scanned_pdf_is_read_by_ocr_with_page_progress():
+    scan = ("linn.pdf", (Path(__file__).parent / "data" / "linn.pdf").read_bytes(),
+            "application/pdf")
+    at = uploaded(scan)
+    assert not at.exception and not at.error
+    assert [s.state for s in at.status] == ["complete"]
+    bars = [getattr(p, "proto", None) for p in at.get("progress")]
+    assert bars and "OCR: 1 of 1 pages" in bars[-1].text
+    doc = store().load_document(store().session_documents(at.query_params["session"])[0])
+    assert doc.pages[0].ocr and len(doc.pages[0].text) > 500
