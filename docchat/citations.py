@@ -2,14 +2,11 @@
 and map each to a document and a physical page."""
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ingest.document import Document
-
-logger = logging.getLogger(__name__)
 
 # "[p. 12]", "[pp. 3-5]", "[p. 3, p. 5]", "[report.pdf p. 3]", "[report.pdf, p. 3]", "【p. 3】"
 MARKER = re.compile(

@@ -15,8 +15,6 @@ from docchat.errors import DocchatError
 from docchat.library import IngestResult, ingest_path, supported_files
 from docchat.store import SessionStore
 
-logger = logging.getLogger(__name__)
-
 db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
                          help="SQLite database (default: data/docchat.db or $DOCCHAT_DB).")
 password_option = click.option("--password", help="Password for encrypted PDFs.")

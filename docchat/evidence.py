@@ -7,7 +7,6 @@ Chinese, content words with Porter stems for English).
 """
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections import Counter
@@ -17,8 +16,6 @@ from typing import Sequence
 from docchat.retrieval import content_terms, doc_key, index_terms, translate_terms
 from ingest.document import Document, Section
 from ingest.segment import cjk_ratio
-
-logger = logging.getLogger(__name__)
 
 SECTIONS = 5  # sections shown, best first
 SENTENCES = 2  # sentences shown per section

@@ -1,10 +1,6 @@
 """Interface strings in English and Simplified Chinese."""
 from __future__ import annotations
 
-import logging
-
-logger = logging.getLogger(__name__)
-
 LANGUAGES = {"en": "English", "zh": "简体中文"}
 
 STRINGS: dict[str, dict[str, str]] = {

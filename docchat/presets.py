@@ -1,15 +1,12 @@
 """Answer presets: pacing plus generation parameters, each with English and Chinese labels."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Iterator
 
 from docchat.backends import GenerationRequest, Message
 from docchat.errors import DocchatError
 from docchat.pacing import Pacer, PacingConfig
-
-logger = logging.getLogger(__name__)
 
 # GenerationRequest fields a preset may set; the rest of a request belongs to the caller.
 GENERATION_FIELDS = ("max_new_tokens", "temperature", "top_p", "repetition_penalty", "do_sample")

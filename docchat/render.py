@@ -7,10 +7,7 @@ shows them literally and an entity there would show as "&lt;".
 """
 from __future__ import annotations
 
-import logging
 import re
-
-logger = logging.getLogger(__name__)
 
 CURSOR = "▌"
 

@@ -9,15 +9,12 @@ chunk or token being computed.
 """
 from __future__ import annotations
 
-import logging
 import time
 from typing import Iterator
 
 from docchat.backends import GenerationRequest, Message, greedy, plain_prompt
 from docchat.backends.base import BATCH_SECONDS, MIN_BATCH, StreamingBackend, common_prefix
 from docchat.errors import BackendError, BackendUnavailable
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_PATH = "THUDM/chatglm3-6b-32k"
 CHATGLM_TRANSFORMERS = "4.40.2"  # the last release ChatGLM3's remote code runs on
