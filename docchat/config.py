@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,9 +79,6 @@ class Settings:
             values["model"] = env["DOCCHAT_MODEL_PATH"]
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
-
-    def with_(self, **changes) -> "Settings":
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
 _INTS = {"n_ctx", "n_threads", "n_threads_batch", "max_concurrency", "history_turns",

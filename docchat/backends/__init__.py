@@ -162,10 +162,6 @@ class GenerationQueue:
         self._waiting: list[int] = []
         self._skipped: set[int] = set()  # cancelled while waiting
 
-    def ahead(self, ticket: int) -> int:
-        with self._cond:
-            return ticket - self._serving
-
     @property
     def depth(self) -> int:
         """Generations running or waiting."""
