@@ -29,3 +29,14 @@ def test_user_message_puts_context_before_the_question():
     assert msg.index("## Outline") < msg.index("## Document excerpts") < msg.index("## Question")
     assert msg.endswith("Why?")
     assert prompts.user_message("为什么？", "", "zh") == "## 问题\n为什么？"
+
+
+def test_system_message_holds_the_context_in_a_stable_order():
+    ctx = prompts.context_block("- a.pdf\n1 Intro [p. 1]", "### Document: a.pdf\nText", "en",
+                                focus="- a.pdf: 1 Intro [p. 1]")
+    assert ctx.startswith(prompts.outline_block("- a.pdf\n1 Intro [p. 1]", "en"))
+    assert ctx.index("## Outline of the documents") < ctx.index("## Document excerpts") \
+        < ctx.index("## Outline of the part asked about")
+    msg = prompts.system_message(ctx, "zh")
+    assert msg.startswith(prompts.system_prompt("zh")) and msg.endswith(ctx)
+    assert prompts.system_message("", "en") == prompts.system_prompt("en")
