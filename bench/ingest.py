@@ -39,7 +39,8 @@ def default_files() -> list[Path]:
     files = sorted((CORPUS / "pdf").glob("*.pdf"))
     fetch = CORPUS / "fetch-debian-reference.sh"
     if fetch.exists():
-        out = subprocess.run([str(fetch)], capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        out = subprocess.run([str(fetch)], capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()[-1]
         files += [Path(out) / "debian-reference.en.pdf", Path(out) / "debian-reference.zh-cn.pdf"]
     return files
 
@@ -93,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                 ["pdftotext", "-enc", "UTF-8", str(path), str(tmp / "out.txt")], check=True))
 
         for path in files:
-            first_s = ours(path)  # the process's first run of this file: warm-up, untimed in the median
+            # the process's first run of this file: warm-up, untimed in the median
+            first_s = ours(path)
             doc = ingest.load_document(path)
             ours_t, ref_t = [], []
             for _ in range(args.repeat):
@@ -102,30 +104,36 @@ def main(argv: list[str] | None = None) -> int:
             ours_s, ref_s = statistics.median(ours_t), statistics.median(ref_t)
             n = len(doc.pages)
             cores = parallel.processes(2) if n >= PARALLEL_MIN_PAGES else 1
-            rows.append({"file": path.name, "pages": n, "sections": len(doc.sections), "tokens": doc.tokens,
-                         "cores": cores, "first_s": round(first_s, 3),
+            rows.append({"file": path.name, "pages": n, "sections": len(doc.sections),
+                         "tokens": doc.tokens, "cores": cores, "first_s": round(first_s, 3),
                          "docchat_s": round(ours_s, 3), "pdftotext_s": round(ref_s, 3),
-                         "docchat_pages_s": round(n / ours_s, 1), "pdftotext_pages_s": round(n / ref_s, 1),
+                         "docchat_pages_s": round(n / ours_s, 1),
+                         "pdftotext_pages_s": round(n / ref_s, 1),
                          "ratio": round(ref_s / ours_s, 2)})
     pages = sum(r["pages"] for r in rows)
     ours_total = sum(r["docchat_s"] for r in rows)
     ref_total = sum(r["pdftotext_s"] for r in rows)
     overall = {"pages": pages, "docchat_pages_s": round(pages / ours_total, 1),
-               "pdftotext_pages_s": round(pages / ref_total, 1), "ratio": round(ref_total / ours_total, 2),
+               "pdftotext_pages_s": round(pages / ref_total, 1),
+               "ratio": round(ref_total / ours_total, 2),
                "includes_sqlite_store": open_store is not None, "repeat": args.repeat,
-               "cpu_cores": parallel.cores(), "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+               "cpu_cores": parallel.cores(),
+               "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
     if args.json:
         print(json.dumps({"files": rows, "overall": overall}))
         return 0
-    print(f"{'file':28} {'pages':>5} {'cores':>5} {'first s':>7} {'docchat p/s':>11} {'pdftotext p/s':>13} {'ratio':>6}")
+    print(f"{'file':28} {'pages':>5} {'cores':>5} {'first s':>7} {'docchat p/s':>11} "
+          f"{'pdftotext p/s':>13} {'ratio':>6}")
     for r in rows:
-        print(f"{r['file']:28} {r['pages']:5} {r['cores']:5} {r['first_s']:7.2f} {r['docchat_pages_s']:11.0f} "
-              f"{r['pdftotext_pages_s']:13.0f} {r['ratio']:6.2f}")
-    print(f"{'overall':28} {pages:5} {'':5} {'':7} {overall['docchat_pages_s']:11.0f} {overall['pdftotext_pages_s']:13.0f} "
-          f"{overall['ratio']:6.2f}")
-    print("ratio = docchat pages/s / pdftotext pages/s (medians of " + str(args.repeat) + " runs); docchat includes "
+        print(f"{r['file']:28} {r['pages']:5} {r['cores']:5} {r['first_s']:7.2f} "
+              f"{r['docchat_pages_s']:11.0f} {r['pdftotext_pages_s']:13.0f} {r['ratio']:6.2f}")
+    print(f"{'overall':28} {pages:5} {'':5} {'':7} {overall['docchat_pages_s']:11.0f} "
+          f"{overall['pdftotext_pages_s']:13.0f} {overall['ratio']:6.2f}")
+    print("ratio = docchat pages/s / pdftotext pages/s (medians of " + str(args.repeat)
+          + " runs); docchat includes "
           + ("the SQLite store step" if open_store else "no store step (docchat.store not ready)")
-          + f"; pdftotext uses 1 core, docchat the 'cores' column; load average {load_before:.1f} -> "
+          + f"; pdftotext uses 1 core, docchat the 'cores' column; load average "
+            f"{load_before:.1f} -> "
           + f"{os.getloadavg()[0]:.1f} on {parallel.cores()} cores")
     return 0
 

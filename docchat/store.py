@@ -40,7 +40,8 @@ def m001_documents(db: Database) -> None:
     # porter stems English so "restoring" finds "restore".
     db.execute(
         "CREATE VIRTUAL TABLE sections_fts USING fts5("
-        "heading, body, doc_id UNINDEXED, idx UNINDEXED, tokenize='porter unicode61 remove_diacritics 2')"
+        "heading, body, doc_id UNINDEXED, idx UNINDEXED, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
     )
 
 
@@ -149,7 +150,8 @@ class SessionStore:
                                    + [s.text for s in doc.sections])
             self.db.conn.executemany(
                 "INSERT INTO sections_fts (heading, body, doc_id, idx) VALUES (?,?,?,?)",
-                [(prepared[k], prepared[n + k], doc_id, s.index) for k, s in enumerate(doc.sections)])
+                [(prepared[k], prepared[n + k], doc_id, s.index)
+                 for k, s in enumerate(doc.sections)])
         doc.id = doc_id
         return doc_id
 
@@ -167,7 +169,8 @@ class SessionStore:
         if row is None:
             raise KeyError(doc_id)
         pages = [Page(number=r[0], label=r[1], text=r[2], ocr=bool(r[3])) for r in self.db.execute(
-            "SELECT number, label, text, ocr FROM pages WHERE doc_id = ? ORDER BY number", [doc_id])]
+            "SELECT number, label, text, ocr FROM pages WHERE doc_id = ? ORDER BY number",
+            [doc_id])]
         sections = []
         for r in self.db.execute(
                 "SELECT idx, heading_path, level, page_start, page_end, kind, tokens, blocks"

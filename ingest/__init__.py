@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import clean_pages, strip_running_lines
 from ingest.document import Block, Document, Page, Section
+from ingest.errors import DocumentError, PasswordRequired
 from ingest.ocr import OcrCancelled, OcrProgress, apply_ocr
 from ingest.pdf import OCR, check_text_layer, extract_pages
 from ingest.segment import cjk_ratio
@@ -39,13 +39,15 @@ def _check_file(path: Path, max_mb: float) -> int:
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         kinds = ", ".join(SUPPORTED_SUFFIXES)
-        raise DocumentError(f"{path.name}: unsupported file type {suffix or '(no suffix)'}; docchat reads {kinds}.")
+        raise DocumentError(f"{path.name}: unsupported file type {suffix or '(no suffix)'}; "
+                            f"docchat reads {kinds}.")
     size = path.stat().st_size
     if size == 0:
         raise DocumentError(f"{path.name} is empty (0 bytes); choose a file with content.")
     if size > max_mb * _MB:
         raise DocumentError(
-            f"{path.name} is {size / _MB:.1f} MB, over the {max_mb:g} MB limit; split it or raise DOCCHAT_MAX_FILE_MB."
+            f"{path.name} is {size / _MB:.1f} MB, over the {max_mb:g} MB limit; "
+            "split it or raise DOCCHAT_MAX_FILE_MB."
         )
     return size
 
@@ -90,7 +92,8 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
         check_text_layer(path.name, raw, hint)
         ocr_flags = [s == OCR for s in raw.status]
         warnings.extend(raw.warnings)
-        cleaned = clean_pages(raw.normalized, normalized=True) if raw.normalized else clean_pages(raw.pages)
+        cleaned = (clean_pages(raw.normalized, normalized=True) if raw.normalized
+                   else clean_pages(raw.pages))
         texts, removed = strip_running_lines(cleaned, raw.labels)
         labels = raw.labels
         outline, title = raw.outline, raw.title
@@ -106,7 +109,8 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
         ocr_flags = [False] * len(texts)
         logger.debug("%s decoded as %s", path.name, encoding)
         if not any(t.strip() for t in texts):
-            raise DocumentError(f"{path.name} contains only whitespace; choose a file with content.")
+            raise DocumentError(f"{path.name} contains only whitespace; "
+                                "choose a file with content.")
     pages = [
         Page(number=i, text=t, label=(lab if lab and lab != str(i) else None), ocr=ocr)
         for i, (t, lab, ocr) in enumerate(zip(texts, labels, ocr_flags), start=1)
@@ -117,10 +121,12 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
     if not title:
         title = next((s.heading_path[0] for s in sections if s.heading_path), "") or path.stem
     doc = Document(
-        path=str(path), sha256=_sha256(path), name=path.name, kind=kind, pages=pages, sections=sections,
-        language=_language(pages), title=title, tokens=sum(counts), tokenizer=tokenizer_name(tokenizer),
-        page_labels=any(p.label for p in pages), warnings=warnings,
+        path=str(path), sha256=_sha256(path), name=path.name, kind=kind, pages=pages,
+        sections=sections, language=_language(pages), title=title, tokens=sum(counts),
+        tokenizer=tokenizer_name(tokenizer), page_labels=any(p.label for p in pages),
+        warnings=warnings,
     )
-    logger.info("Loaded %s: %d pages, %d sections, %d tokens, %d header/footer lines removed in %.2fs",
-                path.name, len(pages), len(sections), doc.tokens, removed, time.perf_counter() - started)
+    logger.info("Loaded %s: %d pages, %d sections, %d tokens, %d header/footer lines removed "
+                "in %.2fs", path.name, len(pages), len(sections), doc.tokens, removed,
+                time.perf_counter() - started)
     return doc

@@ -139,7 +139,9 @@ def _finish(text: str) -> str:
 # ---- running headers and footers -------------------------------------------------------
 
 _DIGITS = re.compile(r"\d+")
-_ROMAN = re.compile(r"\b(?=[mdclxvi])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})\b")
+_ROMAN = re.compile(
+    r"\b(?=[mdclxvi])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})\b"
+)
 _SPACES = re.compile(r"\s+")
 # A line that is only a page number: "12", "- 12 -", "Page 3", "3 / 223", "iv", "Page 1 of 4".
 _PAGE_NUMBER_LINE = re.compile(
@@ -175,7 +177,8 @@ def _edge_number(line: str, numbers: set[str]) -> bool:
     return 1 < len(words) <= 12 and (words[0] in numbers or words[-1] in numbers)
 
 
-def strip_running_lines(pages: Sequence[str], labels: Sequence[str | None] | None = None) -> tuple[list[str], int]:
+def strip_running_lines(pages: Sequence[str],
+                        labels: Sequence[str | None] | None = None) -> tuple[list[str], int]:
     """Remove running headers/footers and bare page numbers; returns (pages, lines removed).
 
     A line in the first or last three lines of a page is removed when, with digits and
@@ -256,7 +259,8 @@ def _unglue_leaders(text: str) -> str:
 
 
 def text_quality(text: str) -> float:
-    """Share of non-space characters in word-like tokens (mostly letters or digits of any script)."""
+    """Share of non-space characters in word-like tokens (mostly letters or digits of any
+    script)."""
     total = good = 0
     for tok in _unglue_leaders(text).split():  # the same tokens as \\S+
         n = len(tok)

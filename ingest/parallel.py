@@ -122,5 +122,6 @@ def _collect(fn: Callable[..., T], job: tuple, proc: Any, recv: Any) -> T:
         return value
     if status == "error":
         raise value
-    logger.warning("ingestion worker %s (exit code %s); redoing its part here", value, proc.exitcode)
+    logger.warning("ingestion worker %s (exit code %s); redoing its part here", value,
+                   proc.exitcode)
     return fn(*job)

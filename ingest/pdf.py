@@ -11,10 +11,18 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from ingest.errors import DocumentError, PasswordRequired
 from ingest.clean import is_garbage, normalize_page
-from ingest.layout import (char_runs, free_text_notes, indent_code, merge_lines, needs_code,
-                           needs_tables, tables_as_markdown, text_lines)
+from ingest.errors import DocumentError, PasswordRequired
+from ingest.layout import (
+    char_runs,
+    free_text_notes,
+    indent_code,
+    merge_lines,
+    needs_code,
+    needs_tables,
+    tables_as_markdown,
+    text_lines,
+)
 from ingest.parallel import processes, run_split
 
 logger = logging.getLogger(__name__)
@@ -58,7 +66,8 @@ class PdfText:
     outline: list[OutlineEntry]
     title: str = ""
     warnings: list[str] = field(default_factory=list)
-    # normalize_page(text) of each page, done by the (parallel) readers; clean_pages goes on from it.
+    # normalize_page(text) of each page, done by the (parallel) readers; clean_pages goes
+    # on from it.
     normalized: list[str] = field(default_factory=list)
     # Per page: OK, GARBAGE/IMAGE (no usable text layer: an OCR candidate), OCR (text read
     # by OCR, see ingest.ocr) or BROKEN.
@@ -78,11 +87,16 @@ def open_pdf(path: str | Path, password: str | None = None) -> pdfium.PdfDocumen
         code = getattr(e, "err_code", None)
         if code == pdfium_c.FPDF_ERR_PASSWORD:
             if password:
-                raise PasswordRequired(f"Wrong password for {name}; check it and try again.") from None
-            raise PasswordRequired(f"{name} is encrypted; give its password (--password, or the password box).") from None
+                raise PasswordRequired(f"Wrong password for {name}; "
+                                       "check it and try again.") from None
+            raise PasswordRequired(f"{name} is encrypted; give its password "
+                                   "(--password, or the password box).") from None
         if code == pdfium_c.FPDF_ERR_SECURITY:
-            raise DocumentError(f"{name} uses an unsupported security handler; remove the protection (e.g. `qpdf --decrypt`) and load it again.") from None
-        raise DocumentError(f"{name} is not a readable PDF (damaged or not a PDF at all); re-download or re-export it.") from None
+            raise DocumentError(f"{name} uses an unsupported security handler; "
+                                "remove the protection (e.g. `qpdf --decrypt`) "
+                                "and load it again.") from None
+        raise DocumentError(f"{name} is not a readable PDF (damaged or not a PDF at all); "
+                            "re-download or re-export it.") from None
     if pdfium_c.FPDF_GetFormType(pdf.raw) != pdfium_c.FORMTYPE_NONE:
         # Before any page is loaded: PDFium then builds the appearance of every filled
         # field, and flattening (see _load_page) puts the values into the page text.
@@ -96,7 +110,8 @@ def _is_ocr_layer(page: pdfium.PdfPage) -> bool:
     for i in range(min(count, _OBJECTS_TO_SCAN)):
         obj = pdfium_c.FPDFPage_GetObject(page.raw, i)
         if pdfium_c.FPDFPageObj_GetType(obj) == pdfium_c.FPDF_PAGEOBJ_TEXT:
-            return pdfium_c.FPDFTextObj_GetTextRenderMode(obj) == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE
+            return (pdfium_c.FPDFTextObj_GetTextRenderMode(obj)
+                    == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE)
     return False
 
 
@@ -339,7 +354,8 @@ def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
         parts = min(processes(2), n) if n >= PARALLEL_MIN_PAGES else 1
         if parts > 1:
             ranges = _split(n, parts)
-            jobs = [(pdf if k == 0 else str(path), password, lo, hi) for k, (lo, hi) in enumerate(ranges)]
+            jobs = [(pdf if k == 0 else str(path), password, lo, hi)
+                    for k, (lo, hi) in enumerate(ranges)]
             results = run_split(_read_range, jobs)
             results = [row for part in results for row in part]
         else:
@@ -356,7 +372,8 @@ def _extract_pages(path: str | Path, password: str | None = None) -> PdfText:
                             "objects); the other pages were read.")
             logger.warning("%s: skipped damaged page(s) %s", name, numbers_text(broken))
         title = (pdf.get_metadata_value("Title") or "").strip()
-        return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title, warnings=warnings,
-                       normalized=[normal for _, normal, _ in results], status=status)
+        return PdfText(pages=texts, labels=_labels(pdf, n), outline=_outline(pdf, n), title=title,
+                       warnings=warnings, normalized=[normal for _, normal, _ in results],
+                       status=status)
     finally:
         pdf.close()

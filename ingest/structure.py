@@ -34,7 +34,10 @@ class _Heading:
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})\.?[ \t]+(\S.*)$")
-_CHAPTER = re.compile(r"^(chapter|appendix|part)[ \t]+([0-9]{1,3}|[ivxlc]{1,6}|[a-z])\b[.:]?[ \t]*(.*)$", re.IGNORECASE)
+_CHAPTER = re.compile(
+    r"^(chapter|appendix|part)[ \t]+([0-9]{1,3}|[ivxlc]{1,6}|[a-z])\b[.:]?[ \t]*(.*)$",
+    re.IGNORECASE,
+)
 _ZH_HEADINGS = (
     (re.compile(f"^第[{_ZH_NUM}]+[部篇卷]"), 0.0),
     (re.compile(f"^第[{_ZH_NUM}]+章"), 1.0),
@@ -72,15 +75,18 @@ def _title_ok(title: str, max_words: int = 12) -> bool:
 
 
 def _plausible_next(prev: tuple[int, ...] | None, num: tuple[int, ...]) -> bool:
-    """True when num can follow prev in a numbering (sibling, child or ancestor step, small gaps)."""
+    """True when num can follow prev in a numbering (sibling, child or ancestor step, small
+    gaps)."""
     if prev is None:
         return True
     for k in range(len(prev)):
         if num[:k] == prev[:k] and len(num) == k + 1 and 0 < num[k] - prev[k] <= 2:
             return True
-        if len(num) == k + 2 and num[:k] == prev[:k] and 0 < num[k] - prev[k] <= 2 and num[k + 1] == 1:
+        if (len(num) == k + 2 and num[:k] == prev[:k] and 0 < num[k] - prev[k] <= 2
+                and num[k + 1] == 1):
             return True
-    return num[: len(prev)] == prev and len(num) > len(prev) and all(x == 1 for x in num[len(prev):])
+    return (num[: len(prev)] == prev and len(num) > len(prev)
+            and all(x == 1 for x in num[len(prev):]))
 
 
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
@@ -101,7 +107,8 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
-        if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) and (i == 0 or not lines[i - 1].strip() or markdown) \
+        if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
+                and (i == 0 or not lines[i - 1].strip() or markdown) \
                 and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+":
             ch = m.group(1)
             rank = setext_ranks.setdefault(ch, len(setext_ranks) + 1)
@@ -156,7 +163,10 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
 # ---- headings from a PDF outline ------------------------------------------------------------
 
 _NON_WORD = re.compile(r"[\W_]+")
-_CHAPTER_PREFIX = re.compile(r"^(?:(?:chapter|appendix|part|section)(?:\s+\w+)?|[A-Z]{2,12}|\d{1,3}|第.{1,4}[章部篇])$", re.IGNORECASE)
+_CHAPTER_PREFIX = re.compile(
+    r"^(?:(?:chapter|appendix|part|section)(?:\s+\w+)?|[A-Z]{2,12}|\d{1,3}|第.{1,4}[章部篇])$",
+    re.IGNORECASE,
+)
 
 
 def _norm(text: str) -> str:
@@ -202,7 +212,8 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
                 title = lines[start].strip()  # keeps the number: "1.1 Scope"
             # "CHAPTER" / "ONE" printed above the chapter title belong to the heading.
             for _ in range(2):
-                if start > lo and line_pages[start - 1] == entry.page and _CHAPTER_PREFIX.match(lines[start - 1].strip()):
+                if (start > lo and line_pages[start - 1] == entry.page
+                        and _CHAPTER_PREFIX.match(lines[start - 1].strip())):
                     start -= 1
         heads.append(_Heading(start, end, float(entry.level), title))
         pos = end
@@ -225,8 +236,13 @@ _CODE_LINE = re.compile(
     re.VERBOSE,
 )
 CODE_LINE = _CODE_LINE  # (ingest.layout looks for pages with code with it)
-_TABLE_LINE = re.compile(r"\S(?: {2,}|\t)\S(?:.*\S)?(?: {2,}|\t)\S|^\s*\|.*\|\s*$|^\s*\+[-=+]{3,}\+\s*$|^\s*=+(?: +=+)+\s*$")
-_LIST_ITEM = re.compile(r"^\s*(?:[•◦▪‣∙●○■□\-–—*+]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivx]{1,4}\))\s+\S")
+_TABLE_LINE = re.compile(
+    r"\S(?: {2,}|\t)\S(?:.*\S)?(?: {2,}|\t)\S|^\s*\|.*\|\s*$"
+    r"|^\s*\+[-=+]{3,}\+\s*$|^\s*=+(?: +=+)+\s*$"
+)
+_LIST_ITEM = re.compile(
+    r"^\s*(?:[•◦▪‣∙●○■□\-–—*+]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivx]{1,4}\))\s+\S"
+)
 _PARA_END = re.compile(r"[.!?:。！？：][\"”’)]?$")
 
 
@@ -239,7 +255,8 @@ def _tag(line: str) -> str:
     if _FENCE.match(line):
         return "fence"
     # Each alternative of _TABLE_LINE needs one of these; most lines skip the regex.
-    if ("  " in line or "\t" in line or "|" in line or "+" in line or "=" in line) and _TABLE_LINE.search(line):
+    if (("  " in line or "\t" in line or "|" in line or "+" in line or "=" in line)
+            and _TABLE_LINE.search(line)):
         return "table"
     if _LIST_ITEM.match(line):
         return "list"
@@ -275,12 +292,14 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int) -> list[Block]
             emit("code", start, min(i + 1, hi))
             i += 1
             continue
-        if t in ("table", "code") and tag(i + 1) in (t, "blank") and tag(i + 2 if tag(i + 1) == "blank" else i + 1) == t:
+        if (t in ("table", "code") and tag(i + 1) in (t, "blank")
+                and tag(i + 2 if tag(i + 1) == "blank" else i + 1) == t):
             while i < hi:
                 nxt = tag(i + 1)
                 if nxt == t or (nxt == "blank" and tag(i + 2) == t):
                     i += 1
-                elif t == "code" and nxt in ("text", "list") and tag(i + 2) == "code" and len(lines[i + 1]) < 60:
+                elif (t == "code" and nxt in ("text", "list") and tag(i + 2) == "code"
+                      and len(lines[i + 1]) < 60):
                     i += 1  # one plain-looking line inside a run of code ("hello(c)")
                 else:
                     break
@@ -293,13 +312,16 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int) -> list[Block]
             line = lines[i]
             size += len(line) + 1
             nxt = tag(i + 1)
-            if nxt in ("blank", "fence") or (nxt == "list" and kind == "prose") or (nxt == "code" and tag(i + 2) == "code"):
+            if (nxt in ("blank", "fence") or (nxt == "list" and kind == "prose")
+                    or (nxt == "code" and tag(i + 2) == "code")):
                 break
             if nxt == "table" and tag(i + 2) == "table":
                 break
-            if kind == "list" and nxt == "text" and _PARA_END.search(line.rstrip()) and len(line.rstrip()) < 0.85 * wrap:
+            if (kind == "list" and nxt == "text" and _PARA_END.search(line.rstrip())
+                    and len(line.rstrip()) < 0.85 * wrap):
                 break
-            if kind == "prose" and _PARA_END.search(line.rstrip()) and len(line.rstrip()) < 0.85 * wrap:
+            if (kind == "prose" and _PARA_END.search(line.rstrip())
+                    and len(line.rstrip()) < 0.85 * wrap):
                 break
             if size > MAX_BLOCK_CHARS:
                 break
@@ -332,7 +354,8 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
         line_pages.extend([page.number] * len(page_lines))
     if not lines:
         return []
-    heads = _outline_headings(lines, line_pages, first_line, outline) if outline else _text_headings(lines, markdown)
+    heads = (_outline_headings(lines, line_pages, first_line, outline) if outline
+             else _text_headings(lines, markdown))
     levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
     sections: list[Section] = []
     path: list[tuple[int, str]] = []  # (level, title) stack
@@ -350,6 +373,7 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
         last = line_pages[min(max(stop - 1, start), len(lines) - 1)]
         sections.append(Section(
             index=len(sections), heading_path=tuple(t for _, t in path), level=level,
-            page_start=first, page_end=max(first, last), kind=_section_kind(blocks), blocks=tuple(blocks),
+            page_start=first, page_end=max(first, last), kind=_section_kind(blocks),
+            blocks=tuple(blocks),
         ))
     return sections

@@ -37,7 +37,8 @@ def detect_encoding(data: bytes) -> str:
 
     best = from_bytes(data).best()
     if best is None:
-        raise DocumentError("The file is not text in any encoding docchat knows (binary?); convert it to UTF-8 or PDF.")
+        raise DocumentError("The file is not text in any encoding docchat knows (binary?); "
+                            "convert it to UTF-8 or PDF.")
     name = codecs.lookup(best.encoding).name.replace("_", "-")
     return _SUPERSETS.get(name, name)
 
@@ -52,7 +53,8 @@ def read_text(path: str | Path) -> tuple[str, str]:
         logger.warning("%s: undecodable bytes in %s replaced", Path(path).name, encoding)
         text = data.decode(encoding, errors="replace")
     if "\x00" in text and text.count("\x00") > len(text) // 100:
-        raise DocumentError(f"{Path(path).name} looks binary, not text; convert it to UTF-8 text or PDF.")
+        raise DocumentError(f"{Path(path).name} looks binary, not text; "
+                            "convert it to UTF-8 text or PDF.")
     return text.lstrip("\ufeff"), encoding
 
 
@@ -79,7 +81,8 @@ def split_pages(text: str, page_chars: int = PAGE_CHARS) -> list[str]:
     for line in text.split("\n"):
         if _FENCE.match(line):
             in_fence = not in_fence
-        at_break = (not in_fence and (not line.strip() and size >= page_chars or size >= 2 * page_chars)
+        at_break = (not in_fence
+                    and (not line.strip() and size >= page_chars or size >= 2 * page_chars)
                     or size >= 4 * page_chars)
         if at_break:
             pages.append("\n".join(current))

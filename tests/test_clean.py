@@ -3,8 +3,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.clean import (clean_pages, clean_text, is_garbage, join_hyphenated, nfkc, strip_controls,
-                          strip_running_lines)
+from ingest.clean import (
+    clean_pages,
+    clean_text,
+    is_garbage,
+    join_hyphenated,
+    nfkc,
+    strip_controls,
+    strip_running_lines,
+)
 
 
 def test_nfkc_folds_ligatures_but_keeps_chinese_punctuation():
@@ -19,7 +26,8 @@ def test_strip_controls():
 def test_join_hyphenated_rules():
     assert join_hyphenated("the manage-\nment of it") == "the management of it"
     # the hyphenated form occurs elsewhere and the closed one does not: keep the hyphen
-    assert join_hyphenated("a well-\nknown tool", vocabulary="it is well-known") == "a well-known tool"
+    assert join_hyphenated("a well-\nknown tool",
+                           vocabulary="it is well-known") == "a well-known tool"
     # next line starts upper case: a real line break after a dash, left alone
     assert join_hyphenated("Debian-\nPolicy") == "Debian-\nPolicy"
     assert join_hyphenated("hori\ufffezontally") == "horizontally"
@@ -36,7 +44,8 @@ def test_clean_pages_uses_whole_document_vocabulary():
 
 def _pages(n: int) -> list[str]:
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
-    return [f"Acme Manual, Release 2.{k % 3}\nAbout {words[k]} today.\nThen {words[k + 1]} later.\n{k}"
+    return [f"Acme Manual, Release 2.{k % 3}\nAbout {words[k]} today.\n"
+            f"Then {words[k + 1]} later.\n{k}"
             for k in range(1, n + 1)]
 
 
@@ -48,7 +57,8 @@ def test_running_header_and_page_number_removed():
 
 
 def test_running_lines_need_enough_pages():
-    pages = ["Header X\nbody one", "Header X\nbody two", "other\nbody three"] + [f"p{k}\nbody" for k in range(8)]
+    pages = (["Header X\nbody one", "Header X\nbody two", "other\nbody three"]
+             + [f"p{k}\nbody" for k in range(8)])
     out, _ = strip_running_lines(pages)
     assert out[0].startswith("Header X")  # on 2 of 11 pages: not a running header
 
@@ -61,9 +71,11 @@ def test_footer_with_section_title_and_label():
 
 def test_garbage_detection():
     assert is_garbage("sw | \\ + ~= ;: | 400 + t= 1] }{ ~ BH {note 1] = | \\ +", ocr_layer=True)
-    assert not is_garbage("This is an ordinary sentence of English text, nothing odd.", ocr_layer=True)
+    assert not is_garbage("This is an ordinary sentence of English text, nothing odd.",
+                          ocr_layer=True)
     assert is_garbage("@#$%^&*()_+ {}|:<>? ~~~ ^^^ @@@ ### %%% &&& *** ((( ))) ||| ;;;")
-    assert not is_garbage("1.1 Scope . . . . . . . . . . . . . . . . . . . 3\n1.2 Other . . . . . . . . . . 4")
+    assert not is_garbage("1.1 Scope . . . . . . . . . . . . . . . . . . . 3\n"
+                          "1.2 Other . . . . . . . . . . 4")
     assert not is_garbage("命名管道是一个像管道一样的文件。你把内容放进了文件，它从另一端出来。")
 
 
@@ -134,12 +146,14 @@ def test_text_quality_and_garbage_fast_paths_match_reference(text):
     stripped = text.strip()
     if len(stripped) >= 3:
         dense = re.sub(r"\s+", "", stripped)
-        slow = len(re.sub(r"[\W_]+", "", dense)) < 0.75 * len(dense) and _reference_quality(stripped) < 0.4
+        slow = (len(re.sub(r"[\W_]+", "", dense)) < 0.75 * len(dense)
+                and _reference_quality(stripped) < 0.4)
         assert is_garbage(text, min_chars=3) == slow
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(list("aé\u0301\ufb01ﬂ中，。：\u3000ＡＢ１\uff61\uff65 \n")), max_size=30).map("".join))
+@given(st.lists(st.sampled_from(list("aé\u0301\ufb01ﬂ中，。：\u3000ＡＢ１\uff61\uff65 \n")),
+                max_size=30).map("".join))
 def test_nfkc_matches_per_run_reference(text):
     import re
     import unicodedata

@@ -12,7 +12,8 @@ from ingest.pdf import extract_pages
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/corpus is absent (a clone without it)")
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(),
+                                  reason="../shared/corpus is absent (a clone without it)")
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +41,18 @@ def test_outline_sections_ligatures_and_hyphens(headers_doc):
     assert "management of gadgets" in intro.text and "fine and flat" in intro.text
     install = next(s for s in headers_doc.sections if s.title == "2 Installation")
     code = [b for b in install.blocks if b.kind == "code"]
-    assert len(code) == 1 and code[0].text.startswith("def hello(c):") and code[0].text.endswith("c.save()")
+    assert (len(code) == 1 and code[0].text.startswith("def hello(c):")
+            and code[0].text.endswith("c.save()"))
     assert headers_doc.tokens == sum(s.tokens for s in headers_doc.sections) > 0
-    assert headers_doc.kind == "pdf" and headers_doc.tokenizer == "cl100k_base" and headers_doc.language == "en"
+    assert (headers_doc.kind == "pdf" and headers_doc.tokenizer == "cl100k_base"
+            and headers_doc.language == "en")
     assert len(headers_doc.sha256) == 64
 
 
 def test_outline_entries():
     raw = extract_pages(DATA / "headers.pdf")
-    assert [(e.title, e.level, e.page) for e in raw.outline] == [("Introduction", 1, 3), ("Installation", 1, 5)]
+    assert [(e.title, e.level, e.page) for e in raw.outline] == [("Introduction", 1, 3),
+                                                                 ("Installation", 1, 5)]
 
 
 def test_broken_pdf():
@@ -98,7 +102,8 @@ def test_garbage_page_dropped_with_warning(tmp_path):
     spec.loader.exec_module(make_pdfs)
     headers_pdf, write_pdf = make_pdfs.headers_pdf, make_pdfs.write_pdf
     pages = headers_pdf()
-    pages.append({"image": True, "invisible": True, "lines": [(40.0, "sw | \\ + ~= ;: | t= 1] }{ ~ {note 2] |; \\ ^")]})
+    pages.append({"image": True, "invisible": True,
+                  "lines": [(40.0, "sw | \\ + ~= ;: | t= 1] }{ ~ {note 2] |; \\ ^")]})
     write_pdf(tmp_path / "mixed.pdf", pages)
     doc = ingest.load_document(tmp_path / "mixed.pdf", ocr_max_pages=0)
     assert doc.pages[6].text == ""
@@ -177,7 +182,8 @@ def test_parallel_extraction_keeps_garbage_pages_and_errors(monkeypatch):
 
 
 def test_parallel_extraction_from_script_without_main_guard(tmp_path):
-    """A plain script (no `if __name__ == "__main__"`) can load long documents: fork re-imports nothing."""
+    """A plain script (no `if __name__ == "__main__"`) can load long documents: fork re-imports
+    nothing."""
     import subprocess
     import sys
 
@@ -191,7 +197,8 @@ def test_parallel_extraction_from_script_without_main_guard(tmp_path):
         "print(len(doc.pages), len(doc.sections))\n"
     )
     env = {**__import__("os").environ, "DOCCHAT_INGEST_PROCESSES": "2"}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[0] == "6"
 

@@ -10,7 +10,8 @@ from docchat.presets import GENERATION_FIELDS, PRESETS, get_preset
 
 
 @pytest.mark.parametrize("name, lo, hi, rhythm, gen", [
-    ("quick", 0.100, 0.250, 0.9, {"max_new_tokens": 512, "temperature": 0.3, "repetition_penalty": 1.2}),
+    ("quick", 0.100, 0.250, 0.9,
+     {"max_new_tokens": 512, "temperature": 0.3, "repetition_penalty": 1.2}),
     ("long", 0.300, 0.400, 0.6, {"max_new_tokens": 1024, "temperature": 0.1, "top_p": 0.85}),
     ("code", 0.120, 0.200, 0.95, {"max_new_tokens": 768, "temperature": 0.5, "do_sample": True}),
 ])
@@ -38,7 +39,8 @@ def test_every_preset_has_labels_in_both_languages():
 def test_overrides_change_one_value_and_leave_the_original():
     quick = get_preset("quick")
     tuned = quick.with_overrides(max_delay=0.3, temperature=0.0, max_lag=0)
-    assert tuned.pacing.max_delay == 0.3 and tuned.pacing.min_delay == 0.1 and tuned.pacing.max_lag == 0
+    assert (tuned.pacing.max_delay == 0.3 and tuned.pacing.min_delay == 0.1
+            and tuned.pacing.max_lag == 0)
     assert tuned.generation["temperature"] == 0.0 and tuned.generation["repetition_penalty"] == 1.2
     assert quick.pacing.max_delay == 0.25 and quick.generation["temperature"] == 0.3
     assert get_preset("long", top_p=0.9).generation["top_p"] == 0.9

@@ -43,7 +43,8 @@ def test_index_texts_parallel_equals_serial(monkeypatch):
     monkeypatch.setenv("DOCCHAT_INGEST_PROCESSES", "2")
     calls = []
     real = segment.run_split
-    monkeypatch.setattr(segment, "run_split", lambda fn, jobs: calls.append(len(jobs)) or real(fn, jobs))
+    monkeypatch.setattr(segment, "run_split",
+                        lambda fn, jobs: calls.append(len(jobs)) or real(fn, jobs))
     segment.clear_cache()
     assert index_texts(texts) == serial
     assert calls == [2]

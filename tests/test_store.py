@@ -2,8 +2,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from sqlite_utils import Database
-
 from docchat.store import SessionStore, migrations
 from ingest.document import Block, Document, Page, Section
 

@@ -18,14 +18,16 @@ def pages(*texts: str) -> list[Page]:
 
 
 def test_markdown_headings_fences_and_tables():
-    md = ("Intro line.\n\n# Title\n\nSome prose here.\n\n## Code\n\n```python\ndef f():\n\n    return 1\n```\n\n"
+    md = ("Intro line.\n\n# Title\n\nSome prose here.\n\n## Code\n\n"
+          "```python\ndef f():\n\n    return 1\n```\n\n"
           "## Table\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n### Deep\n\n- one\n- two\n")
     secs = build_sections(pages(md), markdown=True)
     assert [s.heading_path for s in secs] == [(), ("Title",), ("Title", "Code"), ("Title", "Table"),
                                              ("Title", "Table", "Deep")]
     assert secs[0].level == 0 and secs[1].level == 1 and secs[4].level == 3
     code = secs[2].blocks
-    assert len(code) == 1 and code[0].kind == "code" and "return 1" in code[0].text and secs[2].kind == "code"
+    assert (len(code) == 1 and code[0].kind == "code" and "return 1" in code[0].text
+            and secs[2].kind == "code")
     assert secs[3].blocks[0].kind == "table" and secs[3].blocks[0].text.count("\n") == 3
     assert secs[4].kind == "list"
 
@@ -37,36 +39,43 @@ def test_numbered_headings_and_false_ones():
             "1.2 Versions\nSee below.\n2 Binary packages\nMore text.\n7 Unrelated numbered line\n"
             "2.1 Version\nLast.")
     secs = build_sections(pages(text))
-    assert [s.title for s in secs] == ["1 Introduction", "1.1 Scope", "1.2 Versions", "2 Binary packages", "2.1 Version"]
+    assert [s.title for s in secs] == ["1 Introduction", "1.1 Scope", "1.2 Versions",
+                                       "2 Binary packages", "2.1 Version"]
     assert secs[1].heading_path == ("1 Introduction", "1.1 Scope") and secs[1].level == 2
     assert "7 Unrelated numbered line" in secs[3].text
 
 
 def test_toc_lines_are_not_headings():
-    secs = build_sections(pages("Contents\n1 About this manual 3\n1.1 Scope . . . . . . . 3\n2 Archive 9"))
+    secs = build_sections(pages("Contents\n1 About this manual 3\n1.1 Scope . . . . . . . 3\n"
+                                "2 Archive 9"))
     assert [s.level for s in secs] == [0]
 
 
 def test_chapter_and_appendix():
-    secs = build_sections(pages("Chapter 3\nBinary packages\nText.\n3.1 Names\nMore.\nAppendix A Extra\nEnd."))
+    secs = build_sections(pages("Chapter 3\nBinary packages\nText.\n3.1 Names\nMore.\n"
+                                "Appendix A Extra\nEnd."))
     assert [s.title for s in secs] == ["Chapter 3 Binary packages", "3.1 Names", "Appendix A Extra"]
     assert [s.level for s in secs] == [1, 2, 1]
 
 
 def test_chinese_headings():
-    text = "第一章 总则\n本章说明。\n一、适用范围\n内容。\n（一）软件包\n细节。\n第二章 细则\n更多。"
+    text = ("第一章 总则\n本章说明。\n一、适用范围\n内容。\n"
+            "（一）软件包\n细节。\n第二章 细则\n更多。")
     secs = build_sections(pages(text))
     assert [s.heading_path for s in secs] == [
-        ("第一章 总则",), ("第一章 总则", "一、适用范围"), ("第一章 总则", "一、适用范围", "（一）软件包"), ("第二章 细则",),
+        ("第一章 总则",), ("第一章 总则", "一、适用范围"),
+        ("第一章 总则", "一、适用范围", "（一）软件包"), ("第二章 细则",),
     ]
 
 
 def test_outline_maps_titles_to_lines_and_pages():
-    p = pages("Front matter\n", "CHAPTER\nONE\nABOUT THIS MANUAL\nIntro text.\n1.1 Scope\nScope text.",
+    p = pages("Front matter\n",
+              "CHAPTER\nONE\nABOUT THIS MANUAL\nIntro text.\n1.1 Scope\nScope text.",
               "More scope text.\nLast words.")
     outline = [Entry("About this manual", 1, 2), Entry("Scope", 2, 2), Entry("Missing title", 1, 3)]
     secs = build_sections(p, outline=outline)
-    assert [s.heading_path for s in secs] == [(), ("About this manual",), ("About this manual", "1.1 Scope"),
+    assert [s.heading_path for s in secs] == [(), ("About this manual",),
+                                             ("About this manual", "1.1 Scope"),
                                              ("Missing title",)]
     assert secs[1].text == "Intro text."
     assert secs[2].page_start == 2 and secs[2].page_end == 2 and secs[2].text == "Scope text."
@@ -76,7 +85,8 @@ def test_outline_maps_titles_to_lines_and_pages():
 
 def test_pdf_code_run_and_aligned_table():
     text = ("Example program follows.\n from reportlab.pdfgen import canvas\n def hello(c):\n"
-            " c.drawString(100,100,\"Hello\")\n c = canvas.Canvas(\"hello.pdf\")\n hello(c)\n c.save()\n"
+            " c.drawString(100,100,\"Hello\")\n c = canvas.Canvas(\"hello.pdf\")\n"
+            " hello(c)\n c.save()\n"
             "The code above makes a file.\n"
             "Name      Size    Owner\nfoo       12      root\nbar       7       user\n")
     secs = build_sections(pages(text))
@@ -88,7 +98,8 @@ def test_pdf_code_run_and_aligned_table():
 def test_code_block_spanning_pages_stays_whole():
     secs = build_sections(pages("# A\n\n```\nline1\n", "line2\n```\nafter"), markdown=True)
     code = [b for b in secs[0].blocks if b.kind == "code"]
-    assert len(code) == 1 and "line1" in code[0].text and "line2" in code[0].text and code[0].page == 1
+    assert (len(code) == 1 and "line1" in code[0].text and "line2" in code[0].text
+            and code[0].page == 1)
     assert secs[0].page_start == 1 and secs[0].page_end == 2
 
 
