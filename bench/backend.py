@@ -37,11 +37,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from docchat.backends import GenerationRequest, Message
+from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path
 
-from docchat.backends import GenerationRequest, Message  # noqa: E402
-from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 FILLER = ("Rivers carve valleys, carry silt and build deltas. Over time floods spread soil "
           "across the plain, and farmers follow the water to new fields. ")

@@ -35,14 +35,12 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+import pypdfium2 as pdfium
+
+import ingest
+from ingest.clean import is_garbage
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import pypdfium2 as pdfium  # noqa: E402
-
-import ingest  # noqa: E402
-from ingest.clean import is_garbage  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 DATA = ROOT / "tests" / "data"

@@ -26,15 +26,11 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from docchat.backends import GenerationRequest, Message, get_backend  # noqa: E402
-from docchat.pacing import Pacer, split_words  # noqa: E402
-from docchat.presets import get_preset  # noqa: E402
+from docchat.backends import GenerationRequest, Message, get_backend
+from docchat.pacing import Pacer, split_words
+from docchat.presets import get_preset
 
 PROMPT = (
     "Write a few short paragraphs about how rivers shape the land. Use full sentences, "

@@ -47,15 +47,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from docchat import prompts
+from docchat.backends import Message
+from docchat.packing import pack
+from docchat.store import SessionStore
+from ingest import load_document
+from ingest.tokens import count_tokens as cl100k_tokens
 
-from docchat import prompts  # noqa: E402
-from docchat.backends import Message  # noqa: E402
-from docchat.packing import pack  # noqa: E402
-from docchat.store import SessionStore  # noqa: E402
-from ingest import load_document  # noqa: E402
-from ingest.tokens import count_tokens as cl100k_tokens  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 KINDS = ["verbatim", "paraphrase", "outline", "section", "cross-language", "follow-up"]
 OLD_KINDS = {"structure": "outline", "section-span": "section"}

@@ -21,21 +21,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from docchat import embeddings
+from docchat.backends import GenerationRequest, Message
+from docchat.config import Settings
+from docchat.library import ingest_path
+from docchat.qa import ask
+from docchat.store import SessionStore
 
-from docchat import embeddings  # noqa: E402
-from docchat.backends import GenerationRequest, Message  # noqa: E402
-from docchat.config import Settings  # noqa: E402
-from docchat.library import ingest_path  # noqa: E402
-from docchat.qa import ask  # noqa: E402
-from docchat.store import SessionStore  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "pdf"
 DEFAULT_DOC = CORPUS / "debian-policy.pdf"

@@ -1,6 +1,6 @@
 """Ingestion speed: docchat's full path (extract+clean+structure+tokens+SQLite) vs pdftotext.
 
-Usage: python bench/ingest.py [--json] [--repeat N] [FILES...]
+Usage: python bench/ingestion.py [--json] [--repeat N] [FILES...]
 Default files: every PDF in ../shared/corpus/pdf plus the two Debian Reference manuals
 (fetched with ../shared/corpus/fetch-debian-reference.sh). Needs `pdftotext`
 (apt-get install -y poppler-utils).
@@ -25,12 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import ingest
+from ingest import parallel, segment
+from ingest.pdf import PARALLEL_MIN_PAGES
 
-import ingest  # noqa: E402
-from ingest import parallel, segment  # noqa: E402
-from ingest.pdf import PARALLEL_MIN_PAGES  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
