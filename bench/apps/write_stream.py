@@ -2,7 +2,8 @@
 
 bench/browser.py measures it next to app.py. It shows the backend's own time to first token
 in a caption, so the browser can subtract it. It lives in its own folder because streamlit
-puts the script's folder first on sys.path, (a bench script named like a docchat package would shadow it).
+puts the script's folder first on sys.path, where a bench script named like a docchat
+package would shadow it.
 """
 from __future__ import annotations
 
