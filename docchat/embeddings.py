@@ -313,12 +313,18 @@ def _quietly(fn, *args) -> None:
     fn(*args)
 
 
-def warm(doc: Document, embedder: Embedder = DEFAULT) -> threading.Thread | None:
+def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None
+         ) -> threading.Thread | None:
     """Embed an English document's sections in the background, so its first question
-    does not wait for them; None where there is nothing to do."""
+    does not wait for them; open_store (a callable, run in that thread: SQLite connections
+    belong to their thread) gives the store the vectors are read from and written to. None
+    where there is nothing to do."""
     if doc.language == "zh" or not doc.sections or not embedder.enabled:
         return None
-    thread = threading.Thread(target=_quietly, args=(embedder.vectors, doc), daemon=True,
-                              name=f"embed-{doc.sha256[:8]}")
+
+    def run() -> None:
+        embedder.vectors(doc, open_store() if open_store is not None else None)
+
+    thread = threading.Thread(target=run, daemon=True, name=f"embed-{doc.sha256[:8]}")
     thread.start()
     return thread

@@ -228,3 +228,14 @@ def test_numpy_question_encoder_matches_the_torch_encoder():
     assert a.shape == b.shape == (3, 384)
     assert np.abs(a - b).max() < 1e-4
     assert "torch" in sys.modules  # (the torch encoder above); the numpy one needs none
+
+
+def test_warm_writes_to_a_store_opened_in_its_thread(tmp_path):
+    from docchat.store import SessionStore
+
+    d = doc(MANUAL, name="warmed.pdf")
+    db = tmp_path / "w.db"
+    thread = embeddings.warm(d, Embedder(encoder=FakeEncoder()),
+                             open_store=lambda: SessionStore.open(db))
+    thread.join(10)
+    assert SessionStore.open(db).get_embeddings(d.sha256, embeddings.STORED_AS) is not None
