@@ -92,7 +92,8 @@ def show_answer(text: str, status: str, metrics: dict, docs: list) -> None:
              else citations.find_sources(text, docs))
     for s in found:
         page = next((d.page(s.page) for d in docs if d.id == s.doc_id), None)
-        with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
+        ocr = f" · {q('ocr_page')}" if page is not None and page.ocr else ""
+        with st.expander(escape_text(f"{s.doc_name} · p. {s.label}{ocr}"),
                          icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
     if metrics.get("evidence"):  # what was on screen while the model read, kept collapsed

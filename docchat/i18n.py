@@ -33,6 +33,7 @@ STRINGS: dict[str, dict[str, str]] = {
                    "zh": "正在用 OCR 识别 {name} 的扫描页…"},
     "ocr_pages": {"en": "OCR: {done} of {total} pages", "zh": "OCR：第 {done} / {total} 页"},
     "ocr_eta": {"en": ", ~{s} s left", "zh": "，约剩 {s} 秒"},
+    "ocr_page": {"en": "read by OCR: check the scan", "zh": "由 OCR 识别，请核对原扫描件"},
     "doc_line": {"en": "{name}: {pages} pages, {tokens:,} tokens, {fit}",
                  "zh": "{name}：{pages} 页，{tokens:,} 个词元，{fit}"},
     "fits": {"en": "fits the model's window whole", "zh": "可整篇放入模型窗口"},

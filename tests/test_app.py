@@ -457,3 +457,14 @@ def test_a_scanned_pdf_is_read_by_ocr_with_page_progress():
     assert bars and "OCR: 1 of 1 pages" in bars[-1].text
     doc = store().load_document(store().session_documents(at.query_params["session"])[0])
     assert doc.pages[0].ocr and len(doc.pages[0].text) > 500
+
+
+def test_a_cited_ocr_page_says_it_was_read_by_ocr(scripted):
+    scripted["reply"] = "The scan says so [p. 1]."
+    scan = ("linn.pdf", (Path(__file__).parent / "data" / "linn.pdf").read_bytes(),
+            "application/pdf")
+    at = uploaded(scan)
+    at.chat_input[0].set_value("What does the page say?").run()
+    assert not at.exception
+    answer = wait_for(lambda: (at.run(), [m for m in at.chat_message if m.expander])[1])[-1]
+    assert answer.expander[0].label == "linn.pdf · p. 1 · read by OCR: check the scan"
