@@ -13,7 +13,7 @@ from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from docchat import chat, citations, embeddings, evidence, prompts, qa, uploads  # noqa: E402
+from docchat import chat, citations, embeddings, evidence, prompts, qa, summary_ui, uploads  # noqa: E402
 from docchat.backends import get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
@@ -356,6 +356,7 @@ def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str 
             c1, c2 = st.columns([6, 1])
             c1.caption(describe(d, backend))
             c2.button(q("remove"), key=f"rm_{d.id}", on_click=detach, args=(sid, d.id))
+            summary_ui.document_summary(store, d, backend, settings, sid)  # Summarize, summary
 
     return sid, docs
 
