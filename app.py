@@ -13,7 +13,16 @@ from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from docchat import chat, citations, embeddings, evidence, prompts, qa, summary_ui, uploads  # noqa: E402
+from docchat import (  # noqa: E402
+    chat,
+    citations,
+    embeddings,
+    evidence,
+    packing,
+    qa,
+    summary_ui,
+    uploads,
+)
 from docchat.backends import get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
@@ -258,11 +267,11 @@ def warm(backend, sid: str, docs: list, context_window: int, max_new_tokens: int
     """Send the stable prompt prefix (system prompt + outline) to the backend to read in the
     background, once per session and set of documents (later, the cache holds the last
     question's prompt, which starts with it); a question cancels or reuses it."""
-    make = getattr(prompts, "prefix_messages", None)
+    make = packing.prefix_messages
     fetch = getattr(backend, "prefetch", None)
     key = (sid, tuple(d.id for d in docs))
     done = prefetched(str(settings.db))
-    if make is None or fetch is None or key in done:
+    if fetch is None or key in done:
         return
     done.add(key)
     langs = {d.language for d in docs}

@@ -82,18 +82,6 @@ def user_message(question: str, context: str = "", language: str = "en") -> str:
     return f"{context}\n\n{ask}" if context else ask
 
 
-def prefix_messages(documents, backend, language: str = "en", *,
-                    context_window: int | None = None, max_new_tokens: int = 512) -> list:
-    """[system(system prompt + outline)]: exactly the start of the prompt that packing.pack
-    builds for these documents with the same window and max_new_tokens, for warming a
-    backend's KV cache before a question arrives (see packing.prefix_messages)."""
-    # packing imports this module for its templates; importing it at the top would be
-    # circular.
-    from docchat.packing import prefix_messages as packed_prefix
-    return packed_prefix(documents, backend, language, context_window=context_window,
-                         max_new_tokens=max_new_tokens)
-
-
 def document_header(name: str, language: str = "en") -> str:
     """Line that opens one document's part of the context."""
     return f"### {label(language, 'document')}: {name}"

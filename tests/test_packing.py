@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from docchat import prompts
+from docchat import packing, prompts
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
@@ -396,14 +396,14 @@ def test_prefix_messages_is_the_start_of_the_packed_prompt(window, question):
     docs = [manual(), zh_doc()]
     b = CharBackend(window)
     lang = prompts.question_language(question)
-    prefix = prompts.prefix_messages(docs, b, lang, max_new_tokens=50)
+    prefix = packing.prefix_messages(docs, b, lang, max_new_tokens=50)
     assert [m.role for m in prefix] == ["system"]
     assert f"## {prompts.label(lang, 'outline')}" in prefix[0].content
     for q in (question, question + (" 日志呢？" if lang == "zh" else " And the logs?")):
         p = pack(docs, q, b, max_new_tokens=50)
         assert p.messages[0].content.startswith(prefix[0].content)
     # The same holds when the caller narrows the window (the first-token budget).
-    narrow = prompts.prefix_messages(docs, b, lang, context_window=window // 2,
+    narrow = packing.prefix_messages(docs, b, lang, context_window=window // 2,
                                      max_new_tokens=50)
     p = pack(docs, question, b, max_new_tokens=50, context_window=window // 2)
     assert p.messages[0].content.startswith(narrow[0].content)
@@ -411,7 +411,7 @@ def test_prefix_messages_is_the_start_of_the_packed_prompt(window, question):
 
 def test_prefix_messages_with_the_real_tokenizer(smollm):
     docs = [manual()]
-    prefix = prompts.prefix_messages(docs, smollm, "en", context_window=4096)
+    prefix = packing.prefix_messages(docs, smollm, "en", context_window=4096)
     p = pack(docs, "How is the firewall configured?", smollm, context_window=4096)
     assert p.messages[0].content.startswith(prefix[0].content)
     # Token level: the formatted prefix is (almost all of) the packed prompt's start.
@@ -498,7 +498,6 @@ def test_follow_up_on_a_large_budget_keeps_the_previous_start_for_reuse():
     """From REUSE_MIN tokens of evidence budget, the previous prompt's first sections stay
     first as they were (up to REUSE_SHARE of the budget), even when the follow-up's own
     best sections are elsewhere; the new ones follow."""
-    from docchat import packing
 
     docs = [manual(chapters=20, per=6)]
     b = CharBackend(16000)
