@@ -16,6 +16,7 @@ from sqlite_utils.db import NotFoundError
 
 from docchat.backends import Message
 from docchat.errors import DocchatError
+from docchat.watch import Watched
 
 logger = logging.getLogger(__name__)
 
@@ -25,10 +26,11 @@ GENERIC_ERROR = "Something went wrong while answering; try again, and see the se
 AnswerFactory = Callable[[threading.Event, Callable[[int], None]], object]
 
 
-class Generation:
+class Generation(Watched):
     """One answer in flight: its text so far, its state, and a condition to wait on."""
 
     def __init__(self, session_id: str, turn_id: int, question: str, owner: str = "") -> None:
+        super().__init__()
         self.session_id = session_id
         self.turn_id = turn_id
         self.question = question
@@ -46,18 +48,11 @@ class Generation:
         self.cancel = threading.Event()
         self.answer = None
         self.stop_requested = False
-        self.version = 0
-        self._cond = threading.Condition()
-        self._finished = threading.Event()  # set once the final state is saved
         self._stop_saving = threading.Event()
         # Timings (perf_counter seconds / ms), for metrics["app"].
         self.first_chunk_at: float | None = None
         self.backend_called_ms: float | None = None  # asked -> backend.stream() called
         self.backend_ttft_ms: float | None = None  # backend's own first token, queue excluded
-
-    @property
-    def done(self) -> bool:
-        return self._finished.is_set()
 
     def stop(self) -> None:
         """Cancel the backend; the text shown so far is kept, marked as stopped."""
@@ -67,23 +62,11 @@ class Generation:
             self.answer.stop()
         self._bump()
 
-    def wait(self, version: int, timeout: float) -> int:
-        """Block until something changed after version (or timeout); return the new version."""
-        with self._cond:
-            if self.version == version and not self.done:
-                self._cond.wait(timeout)
-            return self.version
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the end of the answer; True once it is saved."""
-        return self._finished.wait(timeout)
-
     def _bump(self, **changes) -> None:
         with self._cond:
             for k, v in changes.items():
                 setattr(self, k, v)
-            self.version += 1
-            self._cond.notify_all()
+            self._changed()
 
     def _on_queue(self, ahead: int) -> None:
         self._bump(ahead=ahead)
@@ -171,8 +154,7 @@ class Generation:
             with self._cond:
                 self.status, self.error, self.metrics = status, error, metrics
                 self._finished.set()
-                self.version += 1
-                self._cond.notify_all()
+                self._changed()
 
 
 def _save(store, turn_id: int, **changes) -> None:

@@ -29,6 +29,7 @@ from docchat.batch import (
     summarize_folder,
 )
 from docchat.errors import DocchatError
+from docchat.watch import Watched
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ class JobView:
         return self.state == "running"
 
 
-class SummaryJob:
+class SummaryJob(Watched):
     """One run: its documents' states, a cancel flag, and a condition to wait on."""
 
     _ids = itertools.count(1)
@@ -101,6 +102,7 @@ class SummaryJob:
     def __init__(self, items: Sequence[ItemState], out_dir: str | Path, title: str = "",
                  kind: str = "batch", session_id: str | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self.id = f"{next(self._ids)}-{uuid.uuid4().hex[:6]}"
         self.title, self.kind, self.session_id = title, kind, session_id
         self.out_dir = str(out_dir)
@@ -115,31 +117,14 @@ class SummaryJob:
         self._step_seconds: list[float] = []  # each generation step, queue wait included
         self._last_mark: float | None = None  # start of the step in progress
         self._steps_per_doc: list[int] = []  # generations of each document summarised
-        self.version = 0
-        self._cond = threading.Condition()
-        self._finished = threading.Event()
 
     # -- reading
-    @property
-    def done(self) -> bool:
-        return self._finished.is_set()
-
     def snapshot(self) -> JobView:
         with self._cond:
             now = self.finished_at if self.finished_at is not None else self._clock()
             return JobView(self.id, self.title, self.kind, self.state, self.out_dir,
                            tuple(replace(i) for i in self.items), self.error,
                            now - self.started_at, self._eta(now), self.session_id)
-
-    def wait(self, version: int, timeout: float) -> int:
-        """Block until something changed after version (or timeout); return the new version."""
-        with self._cond:
-            if self.version == version and not self.done:
-                self._cond.wait(timeout)
-            return self.version
-
-    def join(self, timeout: float | None = None) -> bool:
-        return self._finished.wait(timeout)
 
     def _eta(self, now: float) -> float | None:
         """Seconds left: mean step time x steps left (this document's, then the others'),
@@ -172,8 +157,7 @@ class SummaryJob:
 
     def _bump(self) -> None:
         with self._cond:
-            self.version += 1
-            self._cond.notify_all()
+            self._changed()
 
     def on_progress(self, event: Progress) -> None:
         with self._cond:
@@ -193,16 +177,14 @@ class SummaryJob:
             elif event.kind == "done" and event.result is not None:
                 self._record(item, event.result)
                 self._last_mark = None
-            self.version += 1
-            self._cond.notify_all()
+            self._changed()
 
     def on_queue(self, ahead: int) -> None:
         with self._cond:
             cur = next((i for i in self.items if i.status == "running"), None)
             if cur is not None:
                 cur.ahead = ahead
-            self.version += 1
-            self._cond.notify_all()
+            self._changed()
 
     def _record(self, item: ItemState, result: DocResult) -> None:
         item.status, item.error, item.output = result.status, result.error, result.output
@@ -225,8 +207,7 @@ class SummaryJob:
             self.state = "error" if error else ("cancelled" if self.cancel.is_set() else "done")
             self.finished_at = self._clock()
             self._finished.set()
-            self.version += 1
-            self._cond.notify_all()
+            self._changed()
 
 
 @dataclass
