@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from docchat.passages import SUMMARY, page_marker, render_blocks
 from ingest.document import Block, Document
 
 logger = logging.getLogger(__name__)
@@ -23,27 +24,10 @@ class Group:
     pages: str  # page range for the prompt, e.g. "p. 3–p. 7"
 
 
-def _marker(doc: Document, page: int) -> str:
-    found = doc.page(page)
-    return found.marker if found else f"p. {page}"
-
-
-def render_passages(doc: Document, heading: str, blocks: Sequence[Block]) -> str:
-    """Heading, then the blocks with a [p. N] marker wherever the page changes."""
-    parts = [f"## {heading}"] if heading else []
-    last_page = None
-    for block in blocks:
-        text = block.text.strip()
-        if not text:
-            continue
-        if block.kind == "code" and not text.startswith("```"):
-            text = f"```\n{text}\n```"
-        if block.page != last_page:
-            last_page = block.page
-            sep = "\n" if block.kind in ("code", "table") else " "
-            text = f"[{_marker(doc, block.page)}]{sep}{text}"
-        parts.append(text)
-    return "\n\n".join(parts)
+def render_section(doc: Document, heading: str, blocks: Sequence[Block]) -> str:
+    """Heading, then the blocks with a [p. N] marker wherever the page changes (the summary
+    layout of passages.render_blocks)."""
+    return render_blocks(doc, heading, blocks, SUMMARY)
 
 
 def _split_block(block: Block, limit: int, count: Callable[[str], int]) -> list[Block]:
@@ -92,7 +76,7 @@ def _units(doc: Document, limit: int, count: Callable[[str], int]) -> list[_Unit
     units: list[_Unit] = []
 
     def add(section: int, heading: str, blocks: list[Block]) -> None:
-        text = render_passages(doc, heading, blocks)
+        text = render_section(doc, heading, blocks)
         units.append(_Unit(text, count(text), section, blocks[0].page, blocks[-1].page))
 
     sections = doc.sections or []
@@ -100,12 +84,12 @@ def _units(doc: Document, limit: int, count: Callable[[str], int]) -> list[_Unit
         blocks = [b for b in s.blocks if b.text.strip()]
         if not blocks:
             continue
-        if count(render_passages(doc, s.heading, blocks)) <= limit:
+        if count(render_section(doc, s.heading, blocks)) <= limit:
             add(s.index, s.heading, blocks)
             continue
         small: list[Block] = []
         for b in blocks:
-            if count(render_passages(doc, s.heading + " (continued)", [b])) > limit:
+            if count(render_section(doc, s.heading + " (continued)", [b])) > limit:
                 small += _split_block(b, limit * 3 // 4, count)
             else:
                 small.append(b)
@@ -129,7 +113,8 @@ def _units(doc: Document, limit: int, count: Callable[[str], int]) -> list[_Unit
 
 def _group(doc: Document, units: Sequence[_Unit]) -> Group:
     first, last = units[0].first_page, units[-1].last_page
-    pages = _marker(doc, first) + (f"–{_marker(doc, last)}" if last != first else "")
+    pages = page_marker(doc, first, False) + (
+        f"–{page_marker(doc, last, False)}" if last != first else "")
     return Group(text="\n\n".join(u.text for u in units),
                  sections=tuple(dict.fromkeys(u.section for u in units)), pages=pages)
 

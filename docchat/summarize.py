@@ -20,7 +20,7 @@ from typing import Callable
 from docchat.backends import Backend, GenerationRequest, Message
 from docchat.citations import MAX_RANGE
 from docchat.errors import BackendError, ContextTooLong, DocchatError
-from docchat.grouping import Group, group_sections, render_passages
+from docchat.grouping import Group, group_sections, render_section
 from ingest.document import Block, Document
 
 logger = logging.getLogger(__name__)
@@ -336,10 +336,10 @@ def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
 
 
 def _render_whole(doc: Document) -> str:
-    parts = [render_passages(doc, s.heading, s.blocks) for s in doc.sections]
+    parts = [render_section(doc, s.heading, s.blocks) for s in doc.sections]
     text = "\n\n".join(p for p in parts if p.strip())
     if not text:
-        text = "\n\n".join(render_passages(doc, "", [Block("prose", p.text, p.number)])
+        text = "\n\n".join(render_section(doc, "", [Block("prose", p.text, p.number)])
                            for p in doc.pages if p.text.strip())
     return text
 

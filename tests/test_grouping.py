@@ -1,7 +1,8 @@
 """group_sections: whole sections per group, confirmed by the caller's exact count."""
 from __future__ import annotations
 
-from docchat.grouping import group_sections, render_passages
+from docchat.grouping import group_sections, render_section
+from docchat.passages import SUMMARY, Counter, Passage, page_marker, render_blocks
 from ingest.document import Block, Document, Page, Section
 
 
@@ -40,4 +41,47 @@ def test_a_group_the_exact_count_rejects_is_halved_until_it_fits():
 def test_markers_only_where_the_page_changes():
     doc = _doc(2)
     blocks = [Block("prose", "a", 1), Block("prose", "b", 1), Block("table", "c | d", 2)]
-    assert render_passages(doc, "H", blocks) == "## H\n\n[p. 1] a\n\nb\n\n[p. 2]\nc | d"
+    assert render_section(doc, "H", blocks) == "## H\n\n[p. 1] a\n\nb\n\n[p. 2]\nc | d"
+
+
+# --- the one renderer: both layouts, code fenced in both -------------------------------
+
+def _code_doc() -> Document:
+    blocks = (Block("prose", "Call it like this:", 1), Block("code", "frob(x)\n  return 1", 1),
+              Block("prose", "Then check.", 2), Block("code", "```\nalready()\n```", 2))
+    section = Section(0, ("1 Usage",), 1, 1, 2, "mixed", blocks, tokens=0)
+    return Document(path="x.md", sha256="0" * 64, name="x.md", kind="markdown",
+                    pages=[Page(1, "t", label="iv"), Page(2, "t")], sections=[section])
+
+
+def test_question_and_summary_layouts_share_one_renderer_with_code_fenced():
+    doc = _code_doc()
+    s = doc.sections[0]
+    question = Passage.whole(doc, s).render()
+    assert question == ("#### 1 Usage [p. iv]\nCall it like this:\n```\nfrob(x)\n  return 1\n```"
+                        "\n[p. 2]\nThen check.\n```\nalready()\n```")
+    assert render_section(doc, s.heading, s.blocks) == (
+        "## 1 Usage\n\n[p. iv] Call it like this:\n\n```\nfrob(x)\n  return 1\n```\n\n"
+        "[p. 2] Then check.\n\n```\nalready()\n```")
+    assert render_blocks(doc, s.heading, s.blocks, SUMMARY) == render_section(
+        doc, s.heading, s.blocks)
+    partial = Passage(doc, s, (1, 3)).render()
+    assert partial == ("#### 1 Usage [p. iv]\n[…]\n```\nfrob(x)\n  return 1\n```\n[…]\n"
+                       "[p. 2]\n```\nalready()\n```")
+    assert page_marker(doc, 1) == "[p. iv]" and page_marker(doc, 9, bracketed=False) == "p. 9"
+
+
+def test_the_fast_cost_of_a_whole_section_counts_the_fences():
+    class Chars:
+        def count_tokens(self, text):
+            return len(text)
+
+    doc = _code_doc()
+    doc.tokenizer = "chars"
+    counter = Counter(Chars(), "chars")
+    blocks = tuple(Block("code", f"f({k})", 1) for k in range(6))  # fences outweigh the slack
+    s = Section(0, ("1 Usage",), 1, 1, 1, "code", blocks, tokens=counter.text(
+        "\n\n".join(b.text for b in blocks)))
+    doc.sections[0] = s
+    passage = Passage.whole(doc, s)
+    assert passage.cost(counter) >= counter.text(passage.render()) + 2
