@@ -35,6 +35,7 @@ logger = logging.getLogger("docchat.app")
 REMOTE = False  # the backend is an HTTP server: it does not report how far it has read
 st.set_page_config(page_title="docchat", page_icon="📄", layout="wide")
 settings = Settings.from_env()
+embeddings.configure(settings)  # DOCCHAT_EMBEDDER=off: BM25 alone
 
 
 @st.cache_resource(show_spinner=False)
@@ -194,7 +195,9 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
             up = uploads.ingest_upload(store, f.name, f.getvalue(), settings.uploads_dir,
                                        settings.max_file_mb, password=password,
                                        tokenizer=backend,  # counts by the model's tokenizer
-                                       on_ocr_progress=on_ocr)
+                                       on_ocr_progress=on_ocr,
+                                       ocr_max_pages=settings.ocr_max_pages,
+                                       processes=settings.ingest_processes)
         except PasswordRequired as e:
             status.update(label=str(e), state="error")
             return {"password": True, "error": str(e)}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from docchat import embeddings
 from docchat.cli_summarize import summarize_command
 from docchat.config import Settings
 from docchat.errors import DocchatError
@@ -35,7 +36,10 @@ def backend_options(f):
 
 
 def _settings(db: Path | None = None, **overrides) -> Settings:
-    return Settings.from_env(db_path=db, **overrides)
+    """Settings from DOCCHAT_* and the options; the embedder switch takes effect here."""
+    settings = Settings.from_env(db_path=db, **overrides)
+    embeddings.configure(settings)
+    return settings
 
 
 def _open_store(settings: Settings) -> SessionStore:
@@ -64,7 +68,9 @@ def ingest_all(store: SessionStore, paths, settings: Settings, password: str | N
                            hidden=not show_progress or len(files) < 2) as bar:
         for f in bar:
             results.append(ingest_path(store, f, password=password, max_mb=settings.max_file_mb,
-                                       tokenizer=tokenizer, on_ocr_progress=on_ocr_progress))
+                                       tokenizer=tokenizer, on_ocr_progress=on_ocr_progress,
+                                       ocr_max_pages=settings.ocr_max_pages,
+                                       processes=settings.ingest_processes))
     return results
 
 

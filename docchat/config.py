@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+EMBEDDERS = ("minilm", "off")
 
 
 def _default_data_dir() -> Path:
@@ -36,6 +37,19 @@ class Settings:
     language: str = "en"
     # Summaries page: folders under this root may be summarised from the browser (None: off).
     summaries_root: Path | None = None
+    # Dense section scores beside BM25 when packing: "minilm" (all-MiniLM-L6-v2, when
+    # installed) or "off" (BM25 alone).
+    embedder: str = "minilm"
+    # Worker processes that read a long PDF or index a large Chinese text (None: one per core;
+    # 1: the calling process only).
+    ingest_processes: int | None = None
+    # Pages OCR'd at most per document (0 = no OCR).
+    ocr_max_pages: int = 300
+
+    def __post_init__(self) -> None:
+        if self.embedder not in EMBEDDERS:
+            raise ValueError(f"DOCCHAT_EMBEDDER={self.embedder!r}: choose one of "
+                             f"{', '.join(EMBEDDERS)}.")
 
     @property
     def db(self) -> Path:
@@ -82,7 +96,7 @@ class Settings:
 
 
 _INTS = {"n_ctx", "n_threads", "n_threads_batch", "max_concurrency", "history_turns",
-         "max_new_tokens"}
+         "max_new_tokens", "ingest_processes", "ocr_max_pages"}
 _FLOATS = {"request_timeout", "max_file_mb", "ttft_target"}
 _PATHS = {"data_dir", "db_path", "summaries_root"}
 
@@ -94,4 +108,6 @@ def _convert(name: str, raw: str):
         return float(raw)
     if name in _PATHS:
         return Path(raw)
+    if name == "embedder":
+        return raw.strip().lower()
     return raw

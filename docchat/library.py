@@ -11,6 +11,7 @@ from typing import Iterable, Iterator
 from docchat.errors import DocumentError
 from docchat.store import SessionStore
 from ingest.document import Document
+from ingest.parallel import limited
 
 logger = logging.getLogger(__name__)
 
@@ -65,13 +66,17 @@ def supported_files(paths: Iterable[str | Path]) -> Iterator[Path]:
 def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str | None = None,
                    max_mb: float = 200.0, tokenizer=None,
                    name: str | None = None, on_ocr_progress=None,
-                   cancel=None) -> tuple[Document, bool]:
+                   cancel=None, ocr_max_pages: int | None = None,
+                   processes: int | None = None) -> tuple[Document, bool]:
     """The stored document with these bytes, or path ingested and stored now.
 
     Returns (document, reused). ``name`` replaces the file name shown for a new document
     (uploads are stored under their hash). Pages without a text layer are OCR'd:
     ``on_ocr_progress(ingest.OcrProgress)`` hears of each page, setting the threading.Event
-    ``cancel`` stops (ingest.OcrCancelled). Raises DocumentError for the user.
+    ``cancel`` stops (ingest.OcrCancelled). ``ocr_max_pages`` and ``processes`` (the
+    worker processes for reading and indexing) are Settings.ocr_max_pages and
+    Settings.ingest_processes; None leaves ingest's defaults (its DOCCHAT_* variables).
+    Raises DocumentError for the user.
     """
     from ingest import load_document
 
@@ -79,21 +84,25 @@ def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str |
     existing = store.find_document(sha256)
     if existing is not None:
         return store.load_document(existing), True
-    doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer,
-                        on_ocr_progress=on_ocr_progress, cancel=cancel)
-    if name is not None:
-        doc.name = name
-    store.save_document(doc, seconds=time.perf_counter() - start)
+    with limited(processes):  # the store's Chinese indexing forks too
+        doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer,
+                            on_ocr_progress=on_ocr_progress, cancel=cancel,
+                            ocr_max_pages=ocr_max_pages)
+        if name is not None:
+            doc.name = name
+        store.save_document(doc, seconds=time.perf_counter() - start)
     return doc, False
 
 
 def ingest_path(store: SessionStore, path: str | Path, password: str | None = None,
                 max_mb: float = 200.0, tokenizer=None,
-                sha256: str | None = None, on_ocr_progress=None, cancel=None) -> IngestResult:
+                sha256: str | None = None, on_ocr_progress=None, cancel=None,
+                ocr_max_pages: int | None = None, processes: int | None = None
+                ) -> IngestResult:
     """Ingest one file into store unless the same content is there already.
 
-    Pass ``sha256`` when the caller has hashed the file already; on_ocr_progress and
-    cancel as for load_or_ingest.
+    Pass ``sha256`` when the caller has hashed the file already; on_ocr_progress, cancel,
+    ocr_max_pages and processes as for load_or_ingest.
     """
     path = Path(path)
     start = time.perf_counter()
@@ -104,7 +113,8 @@ def ingest_path(store: SessionStore, path: str | Path, password: str | None = No
         result.sha256 = sha256 or file_sha256(path)
         result.document, result.reused = load_or_ingest(
             store, path, result.sha256, password=password, max_mb=max_mb, tokenizer=tokenizer,
-            on_ocr_progress=on_ocr_progress, cancel=cancel)
+            on_ocr_progress=on_ocr_progress, cancel=cancel, ocr_max_pages=ocr_max_pages,
+            processes=processes)
         result.doc_id = result.document.id
     except DocumentError as e:
         result.error = str(e)

@@ -76,12 +76,14 @@ def save_upload(name: str, data: bytes, uploads_dir: Path, max_mb: float) -> Pat
 
 def ingest_upload(store: SessionStore, name: str, data: bytes, uploads_dir: Path,
                   max_mb: float, password: str | None = None, tokenizer=None,
-                  on_ocr_progress=None, cancel=None) -> Upload:
+                  on_ocr_progress=None, cancel=None, ocr_max_pages: int | None = None,
+                  processes: int | None = None) -> Upload:
     """Save and ingest one uploaded file, or reuse the stored document with the same bytes.
 
     Scanned pages are OCR'd: ``on_ocr_progress(ingest.OcrProgress)`` is called before the
     first and after each OCR'd page (done, total, eta_s; from this thread), and setting the
     threading.Event ``cancel`` stops OCR with ingest.OcrCancelled (a DocumentError).
+    ``ocr_max_pages`` and ``processes`` as for library.load_or_ingest (the Settings values).
     Raises DocumentError (PasswordRequired for an encrypted PDF) with a message for the user.
     """
     start = time.perf_counter()
@@ -89,7 +91,8 @@ def ingest_upload(store: SessionStore, name: str, data: bytes, uploads_dir: Path
     try:
         doc, reused = load_or_ingest(store, path, path.stem, password=password, max_mb=max_mb,
                                      tokenizer=tokenizer, name=name,
-                                     on_ocr_progress=on_ocr_progress, cancel=cancel)
+                                     on_ocr_progress=on_ocr_progress, cancel=cancel,
+                                     ocr_max_pages=ocr_max_pages, processes=processes)
     except DocumentError as e:
         # Messages name the stored file (its hash); the user knows it by the name it had.
         raise type(e)(str(e).replace(path.name, name)) from e

@@ -13,6 +13,7 @@ from ingest.clean import clean_pages, strip_running_lines
 from ingest.document import Block, Document, Page, Section
 from ingest.errors import DocumentError, PasswordRequired
 from ingest.ocr import OcrCancelled, OcrProgress, apply_ocr
+from ingest.parallel import limited
 from ingest.pdf import OCR, check_text_layer, extract_pages
 from ingest.segment import cjk_ratio
 from ingest.structure import build_sections
@@ -66,7 +67,8 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
                   tokenizer: TokenCounter | None = None, *,
                   on_ocr_progress: Callable[[OcrProgress], None] | None = None,
                   cancel: threading.Event | None = None,
-                  ocr_max_pages: int | None = None) -> Document:
+                  ocr_max_pages: int | None = None,
+                  processes: int | None = None) -> Document:
     """Read a PDF, text or Markdown file into a Document: cleaned pages, sections and token counts.
 
     Section.tokens counts the section's text (its blocks, not its heading); Document.tokens
@@ -74,10 +76,18 @@ def load_document(path: str | Path, password: str | None = None, max_mb: float =
     are OCR'd (Page.ocr): on_ocr_progress gets an OcrProgress before the first and after
     each OCR'd page, setting `cancel` stops OCR (OcrCancelled), and ocr_max_pages (default
     DOCCHAT_OCR_MAX_PAGES, else 300; 0 = off) caps the pages OCR'd. Documents with a good text
-    layer never start OCR. Raises DocumentError (PasswordRequired for encrypted PDFs) with
-    a message for the user.
+    layer never start OCR. ``processes`` caps the worker processes that read a long PDF
+    (default DOCCHAT_INGEST_PROCESSES, else one per core; 1 = this process only). Raises
+    DocumentError (PasswordRequired for encrypted PDFs) with a message for the user.
     """
-    path = Path(path)
+    with limited(processes):
+        return _load(Path(path), password, max_mb, tokenizer, on_ocr_progress, cancel,
+                     ocr_max_pages)
+
+
+def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCounter | None,
+          on_ocr_progress: Callable[[OcrProgress], None] | None,
+          cancel: threading.Event | None, ocr_max_pages: int | None) -> Document:
     _check_file(path, max_mb)
     started = time.perf_counter()
     suffix = path.suffix.lower()

@@ -5,7 +5,9 @@ or forkserver) never re-imports ``__main__``, so callers need no ``if __name__ =
 "__main__"`` guard, and children start in milliseconds with every module already loaded
 (PDFium, jieba's dictionary). Where fork is unavailable (Windows), in a daemonic process,
 or when a child dies, the job runs in the parent instead: results never depend on the path.
-Callers size `jobs` with processes().
+Callers size `jobs` with processes(). The process count is, first to last: the `limit`
+argument of processes(), the innermost `with limited(n)` (load_document(processes=n) uses
+it), DOCCHAT_INGEST_PROCESSES, one per core.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
@@ -24,6 +28,9 @@ T = TypeVar("T")
 CHILD_TIMEOUT_S = 600.0
 # Set to False (or DOCCHAT_INGEST_PROCESSES=1) to run everything in the calling process.
 ENABLED = True
+ENV = "DOCCHAT_INGEST_PROCESSES"
+# The process count set by limited() for this thread/context (None: not set).
+_LIMIT: ContextVar[int | None] = ContextVar("ingest_processes", default=None)
 
 
 def cores() -> int:
@@ -40,10 +47,35 @@ def _fork_context() -> Any | None:
     return multiprocessing.get_context("fork")
 
 
-def processes(wanted: int) -> int:
-    """How many processes run_split would use for `wanted` jobs (1 = serial)."""
-    env = os.environ.get("DOCCHAT_INGEST_PROCESSES", "").strip()
-    limit = int(env) if env.isdigit() and int(env) > 0 else cores()
+@contextmanager
+def limited(limit: int | None) -> Iterator[None]:
+    """Within the block, ingestion uses at most `limit` processes (None or 0: no change)."""
+    if not limit or limit < 0:
+        yield
+        return
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def process_limit(limit: int | None = None) -> int:
+    """The most processes ingestion may use: `limit`, else limited()'s, else
+    DOCCHAT_INGEST_PROCESSES, else one per core (values below 1 count as not set)."""
+    if limit is not None and limit > 0:
+        return limit
+    chosen = _LIMIT.get()
+    if chosen is not None:
+        return chosen
+    env = os.environ.get(ENV, "").strip()
+    return int(env) if env.isdigit() and int(env) > 0 else cores()
+
+
+def processes(wanted: int, limit: int | None = None) -> int:
+    """How many processes run_split would use for `wanted` jobs (1 = serial); `limit` as
+    for process_limit()."""
+    limit = process_limit(limit)
     if not ENABLED or _fork_context() is None or multiprocessing.current_process().daemon:
         return 1  # daemonic processes (pool workers) may not have children
     if threading.current_thread() is not threading.main_thread():

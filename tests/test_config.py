@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from docchat.config import Settings
 
 
@@ -27,3 +29,47 @@ def test_environment_and_overrides():
 def test_model_path_alias():
     s = Settings.from_env({"DOCCHAT_MODEL_PATH": "/m.gguf"})
     assert s.backend_options()["model_path"] == "/m.gguf"
+
+
+def test_embedder_ingest_processes_and_ocr_switches():
+    s = Settings.from_env({})
+    assert (s.embedder, s.ingest_processes, s.ocr_max_pages) == ("minilm", None, 300)
+    s = Settings.from_env({"DOCCHAT_EMBEDDER": "OFF", "DOCCHAT_INGEST_PROCESSES": "3",
+                           "DOCCHAT_OCR_MAX_PAGES": "0"})
+    assert (s.embedder, s.ingest_processes, s.ocr_max_pages) == ("off", 3, 0)
+    with pytest.raises(ValueError, match="DOCCHAT_EMBEDDER"):
+        Settings.from_env({"DOCCHAT_EMBEDDER": "bert"})
+
+
+def test_embedder_off_switches_the_default_embedder_off(monkeypatch):
+    from docchat import embeddings
+
+    monkeypatch.setattr(embeddings.DEFAULT, "switched_on", True)
+    assert embeddings.configure(Settings.from_env({"DOCCHAT_EMBEDDER": "off"})) is \
+        embeddings.DEFAULT
+    assert not embeddings.DEFAULT.enabled
+    embeddings.configure(Settings.from_env({}))
+    assert embeddings.DEFAULT.switched_on
+
+
+def test_ingest_settings_reach_load_document(monkeypatch, tmp_path):
+    import ingest
+    from docchat import library
+    from docchat.store import SessionStore
+    from docchat.uploads import ingest_upload
+    from ingest import parallel
+
+    seen = []
+    original = ingest.load_document
+
+    def spy(path, **kw):
+        seen.append((kw["ocr_max_pages"], parallel.process_limit()))
+        return original(path, **kw)
+
+    monkeypatch.setattr(ingest, "load_document", spy)
+    store = SessionStore.open(tmp_path / "d.db")
+    ingest_upload(store, "a.txt", b"Hello there.\n", tmp_path / "up", 1.0,
+                  ocr_max_pages=0, processes=3)
+    (tmp_path / "b.txt").write_text("Another text.\n")
+    assert library.ingest_path(store, tmp_path / "b.txt", ocr_max_pages=7, processes=2).ok
+    assert seen == [(0, 3), (7, 2)]

@@ -72,3 +72,18 @@ def test_error_in_callers_part_stops_children(two):
     with pytest.raises(DocumentError, match="caller's part failed"):
         parallel.run_split(fail_here, [(1,), (2,)])
     assert not multiprocessing.active_children()
+
+
+def test_explicit_limit_then_limited_then_environment(monkeypatch):
+    monkeypatch.setenv("DOCCHAT_INGEST_PROCESSES", "5")
+    assert parallel.process_limit() == 5
+    with parallel.limited(2):
+        assert parallel.process_limit() == 2
+        assert parallel.process_limit(3) == 3
+        with parallel.limited(None):  # None: no change
+            assert parallel.process_limit() == 2
+    assert parallel.process_limit() == 5
+    monkeypatch.delenv("DOCCHAT_INGEST_PROCESSES")
+    assert parallel.process_limit() == parallel.cores()
+    with parallel.limited(1):
+        assert parallel.processes(4) == 1
