@@ -7,27 +7,13 @@ import sys
 
 import numpy as np
 import pytest
+from factories import Chars, titled_doc
 
 from docchat import embeddings
-from docchat.backends import Message
 from docchat.embeddings import Embedder, section_text
 from docchat.packing import pack
 from docchat.retrieval import add_dense
 from ingest.document import Block, Document, Page, Section
-
-
-class Chars:
-    """Counts characters as tokens (enough for packing tests)."""
-    name = "chars"
-
-    def __init__(self, window: int) -> None:
-        self.context_window = window
-
-    def count_tokens(self, text: str) -> int:
-        return len(text)
-
-    def count_prompt_tokens(self, messages: list[Message]) -> int:
-        return sum(len(m.content) + 4 for m in messages)
 
 
 class FakeEncoder:
@@ -47,12 +33,8 @@ class FakeEncoder:
 
 def doc(texts, language="en", name="m.pdf"):
     filler = " ".join(f"filler{k} words here." for k in range(15))
-    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
-                    (Block("prose", body, i + 1), Block("prose", filler, i + 1)))
-            for i, (title, body) in enumerate(texts)]
-    return Document(path=name, sha256=name + str(len(texts)), name=name, kind="pdf",
-                    language=language, pages=[Page(i + 1, "") for i in range(len(texts))],
-                    sections=secs)
+    return titled_doc(name, texts, language=language, sha256=name + str(len(texts)),
+                      extra=[filler])
 
 
 MANUAL = [("Archiving", "Use tar to bundle many files into one archive file."),
@@ -139,7 +121,7 @@ def test_bundled_model_bridges_a_paraphrase_bm25_misses():
 
 def test_warm_embeds_english_documents_in_the_background():
     from docchat.embeddings import Embedder, warm
-    from ingest.document import Block, Document, Page, Section
+    from ingest.document import Block, Section
 
     class Counting:
         calls = 0

@@ -3,6 +3,7 @@ against the store's FTS5 ranking, block scores."""
 from __future__ import annotations
 
 import pytest
+from factories import titled_doc
 
 from docchat.backends import Message
 from docchat.retrieval import (
@@ -13,14 +14,11 @@ from docchat.retrieval import (
     fused_scores,
     translate_terms,
 )
-from ingest.document import Block, Document, Page, Section
+from ingest.document import Block
 
 
 def doc(name, texts, language="en", doc_id=None):
-    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose", (Block("prose", body, i + 1),))
-            for i, (title, body) in enumerate(texts)]
-    return Document(path=name, sha256=name, name=name, kind="pdf", language=language,
-                    pages=[Page(i + 1, "") for i in range(len(texts))], sections=secs, id=doc_id)
+    return titled_doc(name, texts, language=language, doc_id=doc_id)
 
 
 def en_doc():
