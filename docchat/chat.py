@@ -282,7 +282,8 @@ def previous_sections(turns: Sequence) -> list[tuple] | None:
     to keep first so the backend's cache of that prompt is reused."""
     for t in reversed(turns):
         if t.role == "assistant" and t.status != "error" and (t.metrics or {}).get("sections"):
-            return [tuple(s) for s in t.metrics["sections"]]
+            # With the kept blocks (doc, section, blocks) where stored: qa.ask keeps them as is.
+            return [tuple(s) for s in (t.metrics.get("passages") or t.metrics["sections"])]
     return None
 
 

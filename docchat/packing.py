@@ -53,6 +53,14 @@ REUSE_SHARE = 0.5  # of the evidence budget: the previous prompt's first section
 REUSE_MIN = 5000  # tokens of evidence budget below which nothing is kept for reuse
 SPAN_SHARE = 0.5  # of the evidence budget: the most a part packed whole may take
 FOCUS_SHARE = 0.2  # of the evidence budget: the sub-outline of the chapter asked about
+# A follow-up keeps the previous prompt's excerpts exactly as they were (same sections, same
+# blocks, same order; the backend's cache holds them) while they are still relevant: one of
+# them among the new question's REUSE_TOP best fused hits, or the question elliptical (at
+# most ELLIPTICAL_TERMS content words: "and its elements?"). They take at most KEEP_SHARE of
+# the evidence budget; new passages follow them.
+REUSE_TOP = 8
+ELLIPTICAL_TERMS = 2
+KEEP_SHARE = 0.85
 
 
 class PromptCounter(Protocol):
@@ -87,6 +95,10 @@ class PackedContext:
     context_window: int = 0
     max_new_tokens: int = 0
     language: str = "en"
+    # (doc id or name, section index, kept block indexes or None for whole), in prompt order:
+    # what a follow-up passes back as previous_passages.
+    passages: list[tuple[object, int, tuple[int, ...] | None]] = field(default_factory=list)
+    kept: int = 0  # passages kept as they were from previous_passages (the reused prefix)
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,75 @@ def _budget(backend: PromptCounter, context_window: int | None,
     return window, limit, limit - overhead
 
 
+def normalize_passages(previous: Sequence) -> list[tuple[object, int, tuple[int, ...] | None]]:
+    """(doc key, section index, blocks or None) from PackedContext.passages or sections
+    (whole), also after a JSON round trip (lists)."""
+    out = []
+    for item in previous or ():
+        key, idx = item[0], int(item[1])
+        key = tuple(key) if isinstance(key, list) else key
+        blocks = item[2] if len(item) > 2 else None
+        out.append((key, idx, None if blocks is None else tuple(int(b) for b in blocks)))
+    return out
+
+
+def prefix_tokens(documents: Sequence[Document], backend: PromptCounter,
+                  previous_passages: Sequence, language: str = "en", *,
+                  context_window: int | None = None, max_new_tokens: int = 512) -> int:
+    """Estimated tokens of a prompt's system message up to the end of its excerpts when it
+    kept previous_passages first: what the backend's KV cache holds of the previous prompt."""
+    counter = Counter(backend, tokenizer_name(backend))
+    base = backend.count_prompt_tokens(prefix_messages(
+        documents, backend, language, context_window=context_window,
+        max_new_tokens=max_new_tokens))
+    passages = _resolve(documents, _names(documents), normalize_passages(previous_passages))
+    if not passages:
+        return base
+    heads = {i for i, _, _ in passages}
+    return (base + 8 + counter.text(prompts.context_block("", "-", language))
+            + sum(counter.text(prompts.document_header(documents[i].name, language)) + 2
+                  for i in heads)
+            + sum(p.cost(counter) for _, _, p in passages))
+
+
+def _names(documents: Sequence[Document]) -> list[object]:
+    return [doc_key(d, i) if d.id is not None else d.name for i, d in enumerate(documents)]
+
+
+def _resolve(documents: Sequence[Document], names: Sequence[object], previous: Sequence
+             ) -> list[tuple[int, int, Passage]]:
+    """The previous passages that still exist, as (document, section position, passage)."""
+    where = {name: i for i, name in enumerate(names)}
+    where.update({doc_key(d, i): i for i, d in enumerate(documents)})
+    out = []
+    for key, idx, blocks in previous:
+        i = where.get(key)
+        if i is None:
+            break
+        d = documents[i]
+        pos = next((k for k, s in enumerate(d.sections) if s.index == idx), None)
+        if pos is None or (blocks is not None and (not blocks or max(blocks) >= len(
+                d.sections[pos].blocks))):
+            break
+        out.append((i, pos, Passage(d, d.sections[pos], blocks, 0)))
+    return out
+
+
+def still_relevant(documents: Sequence[Document], fused: dict, previous: Sequence,
+                   question: str) -> bool:
+    """Whether a follow-up is still about the previous prompt's excerpts: one of their
+    sections among the REUSE_TOP best fused hits of the question, or the question elliptical
+    (at most ELLIPTICAL_TERMS content words). A topic change packs afresh."""
+    if not previous:
+        return False
+    if len(content_terms(question)) <= ELLIPTICAL_TERMS:
+        return True
+    keys = {doc_key(d, i): i for i, d in enumerate(documents)}
+    top = sorted(fused.items(), key=lambda kv: -kv[1])[:REUSE_TOP]
+    hits = {(keys.get(k), idx) for (k, idx), _ in top}
+    return any((i, documents[i].sections[pos].index) in hits for i, pos, _ in previous)
+
+
 def prefix_messages(documents: Sequence[Document], backend: PromptCounter,
                     language: str = "en", *, context_window: int | None = None,
                     max_new_tokens: int = 512) -> list[Message]:
@@ -182,7 +263,8 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
          rewrite: Callable[[str], str] | None = None, expand: bool = True,
          embedder: Embedder | None = DEFAULT_EMBEDDER,
          previous_sections: Sequence[tuple[object, int]] = (),
-         store: EmbeddingStore | None = None) -> PackedContext:
+         store: EmbeddingStore | None = None, previous_passages: Sequence = (),
+         reuse_allowance: int = 0, outline_window: int | None = None) -> PackedContext:
     """Pack documents, history and question into messages that fit the backend's window.
 
     Messages: [system(system prompt, outline, excerpts, outline of the part asked about),
@@ -190,13 +272,24 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     PackedContext.sections) come first among the excerpts, in their previous order, where
     they are chosen again, so a follow-up's prompt starts with the previous prompt.
     embedder adds dense (embedding) scores for English sections when its model is
-    installed (None, or no model: BM25 alone); store keeps its section vectors."""
+    installed (None, or no model: BM25 alone); store keeps its section vectors.
+
+    previous_passages (the previous answer's PackedContext.passages) are kept exactly as
+    they were, first, while still_relevant(); the prompt then starts with the previous
+    prompt's system message up to the end of its excerpts. reuse_allowance: tokens of the
+    window granted only for keeping them (taken off again on a topic change).
+    outline_window: the window whose outline to use (the first question's, so a follow-up
+    given a larger window keeps the same outline)."""
     window, limit, budget = _budget(backend, context_window, max_new_tokens)
+    outline_cap = outline_budget(
+        _budget(backend, outline_window, max_new_tokens)[2] if outline_window else budget)
+    prev = normalize_passages(previous_passages)
+    kept_first: list[tuple[int, int]] = []
     lang = prompts.question_language(question)
     tok = tokenizer_name(backend)
     counter = Counter(backend, tok)
     hist = split_history(history, history_turns)
-    names = [doc_key(d, i) if d.id is not None else d.name for i, d in enumerate(documents)]
+    names = _names(documents)
 
     def messages_for(turns: list[Message], text_outline: str, excerpts: str,
                      focus: str = "") -> list[Message]:
@@ -238,7 +331,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
 
     # The outline is always kept: whole if it fits, else the top levels. It depends only on
     # the documents and the window, so it is the same for every question (the warm prefix).
-    outline = build_outline(documents, counter, min(outline_budget(budget), avail // 2))
+    outline = build_outline(documents, counter, min(outline_cap, avail // 2))
     # The excerpts' heading and each document's header line.
     avail -= outline.tokens + 4 + counter.text(prompts.context_block("", "-", lang))
     avail -= sum(counter.text(prompts.document_header(d.name, lang)) + 2 for d in documents)
@@ -274,11 +367,27 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                                       shown=outline)
                 if focus:
                     avail -= counter.text(prompts.context_block("", "", lang, focus)) + 4
-            keep = _reused(documents, names, previous_sections, counter,
-                           int(avail * REUSE_SHARE) if avail >= REUSE_MIN else 0)
+            resolved = _resolve(documents, names, prev) if prev else []
+            if resolved and still_relevant(documents, fused, resolved, question):
+                keep, used_keep = [], 0
+                for i, pos, p in resolved:
+                    c = p.cost(counter)
+                    if used_keep + c > avail * KEEP_SHARE:
+                        break
+                    keep.append((i, pos, p.blocks))
+                    kept_first.append((i, p.section.index))
+                    used_keep += c
+            elif prev:
+                # A topic change: pack afresh within the first question's budget.
+                limit -= reuse_allowance
+                avail -= reuse_allowance
+                keep = []
+            else:
+                keep = _reused(documents, names, previous_sections, counter,
+                               int(avail * REUSE_SHARE) if avail >= REUSE_MIN else 0)
             picked = _select(documents, fused, qterms, counter, avail, positions, keep)
     turns = [*older, *recent]
-    order = _order(documents, names, picked, previous_sections)
+    order = _order(documents, names, picked, previous_sections, kept_first)
 
     # Render, count the final prompt once, and shrink until it fits.
     while True:
@@ -297,7 +406,14 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                     f"The prompt needs {tokens} of the {limit} tokens this backend allows; "
                     "ask a shorter question or lower max_new_tokens.")
 
-    chosen = [(names[i], p.section.index) for i, p in _ordered(order, picked)]
+    final = _ordered(order, picked)
+    chosen = [(names[i], p.section.index) for i, p in final]
+    passages = [(names[i], p.section.index, p.blocks) for i, p in final]
+    n_kept = 0
+    for (i, idx), (j, p) in zip(kept_first, final):
+        if (i, idx) != (j, p.section.index):
+            break
+        n_kept += 1
     pages = sorted({(names[i], pg) for i, ps in enumerate(picked) for p in ps for pg in p.pages},
                    key=lambda x: (names.index(x[0]), x[1]))
     total = sum(len(d.sections) for d in documents)
@@ -311,12 +427,13 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 limit, tok)
     return PackedContext(messages=msgs, text=text, tokens=tokens, budget=budget, tokenizer=tok,
                          pages=pages, sections=chosen, whole=whole, dropped=dropped,
-                         context_window=window, max_new_tokens=max_new_tokens, language=lang)
+                         context_window=window, max_new_tokens=max_new_tokens, language=lang,
+                         passages=passages, kept=n_kept)
 
 
 def _order(documents: Sequence[Document], names: Sequence[object],
-           picked: list[list[Passage]], previous: Sequence[tuple[object, int]]
-           ) -> list[tuple[int, int]]:
+           picked: list[list[Passage]], previous: Sequence[tuple[object, int]],
+           first: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """The excerpts' order as (document position, section index): the previous prompt's
     sections that are chosen again whole, in their previous order; then the other whole
     sections in document order; then the partial ones (their blocks follow the question,
@@ -326,13 +443,14 @@ def _order(documents: Sequence[Document], names: Sequence[object],
                    if not p.complete)
     where = {name: i for i, name in enumerate(names)}
     where.update({doc_key(d, i): i for i, d in enumerate(documents)})
-    out: list[tuple[int, int]] = []
+    present = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps}
+    out: list[tuple[int, int]] = [c for c in first if c in present]
     for key, idx in previous:
         i = where.get(key)
         if i is not None and (i, idx) in whole and (i, idx) not in out:
             out.append((i, idx))
     kept = set(out)
-    return out + sorted(c for c in whole if c not in kept) + parts
+    return out + sorted(c for c in whole if c not in kept) + [c for c in parts if c not in kept]
 
 
 def _ordered(order: list[tuple[int, int]], picked: list[list[Passage]]
@@ -408,7 +526,7 @@ def _reused(documents: Sequence[Document], names: Sequence[object],
 
 def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
             avail: int, positions: list[dict[int, float]] | None = None,
-            keep: Sequence[tuple[int, int]] = ()) -> list[list[Passage]]:
+            keep: Sequence[tuple] = ()) -> list[list[Passage]]:
     """Choose passages per document: the kept ones (previous prompt), hits and their
     neighbours by score, then the start."""
     queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
@@ -435,9 +553,10 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
     chosen: list[dict[int, Passage]] = [{} for _ in documents]
     used = 0
     rank = 0
-    for di, p in keep:
+    for di, p, *blocks in keep:
         rank += 1
-        chosen[di][p] = Passage.whole(documents[di], documents[di].sections[p], rank)
+        chosen[di][p] = Passage(documents[di], documents[di].sections[p],
+                                blocks[0] if blocks else None, rank)
         used += chosen[di][p].cost(counter)
     # A question about one part (a section with its subsections): that part whole, start,
     # middle and end, before anything else, where it takes at most SPAN_SHARE of the budget.
@@ -450,9 +569,11 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
         cost = sum(x.cost(counter) for x in span)
         if e.end - e.start > 1 and cost <= SPAN_SHARE * avail:
             for p, x in zip(range(e.start, e.end), span):
+                if p in chosen[di]:  # kept from the previous prompt as it was
+                    continue
                 rank += 1
                 chosen[di][p] = Passage(x.doc, x.section, None, rank)
-            used += cost
+                used += x.cost(counter)
 
     def fill(i: int, cap: float) -> float:
         nonlocal rank

@@ -14,11 +14,11 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Callable, Iterator, Sequence
 
-from docchat.backends import Backend, GenerationRequest
+from docchat.backends import Backend, GenerationRequest, Message
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.evidence import Evidence, find_evidence, to_dicts
 from docchat.pacing import Pacer
-from docchat.packing import PackedContext, pack
+from docchat.packing import PackedContext, normalize_passages, pack, prefix_tokens
 from docchat.presets import Preset, get_preset
 from ingest.document import Document
 
@@ -27,6 +27,12 @@ logger = logging.getLogger(__name__)
 # A budget under this many prompt tokens leaves too little room for evidence to be worth
 # answering from; a backend slower than MIN_PROMPT_BUDGET / target tokens/s gets this floor.
 MIN_PROMPT_BUDGET = 512
+# A follow-up that keeps the previous prompt's excerpts reads only what is new: its budget is
+# the reused prefix (system prompt, outline and the kept excerpts, in the backend's cache)
+# plus FOLLOWUP_NEW_SHARE of a first question's budget (about a quarter of its first-token
+# time), never less than the history and question need plus FOLLOWUP_MIN_EVIDENCE tokens.
+FOLLOWUP_NEW_SHARE = 0.25
+FOLLOWUP_MIN_EVIDENCE = 64
 
 _REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
 
@@ -61,6 +67,29 @@ class Budget:
                 "prompt_budget": self.prompt_budget, "target_s": self.target_s,
                 "rate": None if self.rate is None else round(self.rate, 1),
                 "whole_window": self.whole_window}
+
+
+def followup_budget(documents, question: str, backend, history: Sequence, history_turns: int,
+                    max_new: int, base: Budget, previous: Sequence, extra: dict) -> Budget:
+    """The follow-up's budget: the reused prefix + the new tokens (see FOLLOWUP_NEW_SHARE);
+    sets the packer's reuse_allowance and outline_window in extra."""
+    from docchat.packing import split_history
+    from docchat.prompts import question_language
+
+    lang = question_language(question)
+    reused = prefix_tokens(documents, backend, previous, lang,
+                           context_window=base.context_window, max_new_tokens=max_new)
+    recent = split_history(history, history_turns).recent
+    need = backend.count_prompt_tokens([Message("system", ""), *recent,
+                                        Message("user", question)])
+    new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
+    prompt = reused + new
+    extra["outline_window"] = base.context_window
+    if prompt + max_new >= base.window:
+        extra["reuse_allowance"] = max(0, base.window - max_new - base.prompt_budget)
+        return Budget(base.window, base.window, None, base.target_s, base.rate, False)
+    extra["reuse_allowance"] = max(0, prompt - base.prompt_budget)
+    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False)
 
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
@@ -136,7 +165,7 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         sleep: Callable[[float], object] | None = None, ttft_target: float | None = None,
         whole_window: bool = False, previous_sections: Sequence | None = None,
         on_progress: Callable[[object], None] | None = None,
-        embedding_store=None) -> Answer:
+        embedding_store=None, previous_passages: Sequence | None = None) -> Answer:
     """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
     Packing happens here, so ContextTooLong is raised before anything is generated;
@@ -144,7 +173,10 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     the user asked: time to first token is measured from it. ``ttft_target`` (seconds)
     caps the prompt at what the backend reads in that time (``whole_window`` lifts it);
     ``previous_sections`` (the last answer's ``packed.sections``) lets the packer keep
-    what the backend already read first, so its cache is reused. ``embedding_store`` keeps
+    what the backend already read first, so its cache is reused; ``previous_passages`` (the
+    last answer's ``packed.passages``; also accepted as 3-item ``previous_sections``) keeps
+    its excerpts exactly, and the follow-up's budget then counts only new tokens (the reused
+    prefix + FOLLOWUP_NEW_SHARE of the budget). ``embedding_store`` keeps
     the packer's section vectors (docchat.store.SessionStore does).
     """
     started = clock() if started_at is None else started_at
@@ -153,7 +185,18 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     max_new = int(gen["max_new_tokens"])
     budget = choose_budget(backend, max_new, ttft_target, whole_window)
     extra = {}
-    if previous_sections and _pack_accepts("previous_sections"):
+    if previous_passages is None and previous_sections and all(
+            len(s) > 2 for s in previous_sections):
+        previous_passages, previous_sections = previous_sections, None
+    if previous_sections and previous_passages is None:
+        previous_sections = [tuple(s[:2]) for s in previous_sections]
+    if previous_passages and _pack_accepts("previous_passages"):
+        prev = normalize_passages(previous_passages)
+        extra["previous_passages"] = prev
+        if budget.prompt_budget is not None:
+            budget = followup_budget(documents, question, backend, history, history_turns,
+                                     max_new, budget, prev, extra)
+    elif previous_sections and _pack_accepts("previous_sections"):
         extra["previous_sections"] = [tuple(s) for s in previous_sections]
     if embedding_store is not None and _pack_accepts("store"):
         extra["store"] = embedding_store
@@ -188,6 +231,9 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
             m["evidence_ms"] = answer.evidence_ms
             m["evidence"] = to_dicts(evidence)
             m["sections"] = [list(s) for s in packed.sections]
+            m["passages"] = [[k, i, None if b is None else list(b)]
+                             for k, i, b in packed.passages]
+            m["kept_passages"] = packed.kept
             answer.metrics = m
             answer.done = True
             logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "

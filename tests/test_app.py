@@ -425,9 +425,11 @@ def test_follow_up_passes_the_previous_sections_and_warm_start_runs_once(scripte
     seen = []
     real = qa.pack
 
-    def pack(*args, previous_sections=(), **kw):
-        seen.append(previous_sections)
-        return real(*args, previous_sections=previous_sections, **kw)
+    def pack(*args, previous_sections=(), previous_passages=(), **kw):
+        # A follow-up passes the previous passages (section and kept blocks) where stored.
+        seen.append([s[:2] for s in previous_passages or previous_sections])
+        return real(*args, previous_sections=previous_sections,
+                    previous_passages=previous_passages, **kw)
 
     monkeypatch.setattr(qa, "pack", pack)
     scripted["reply"] = "Port 8731 [p. 1]."

@@ -514,3 +514,41 @@ def test_follow_up_on_a_large_budget_keeps_the_previous_start_for_reuse():
     assert shared > len(packing.prefix_messages(docs, b, "en", max_new_tokens=50)[0].content)
     assert any("sound" in docs[0].sections[i].text for _, i in follow.sections[n:])
     check_fits(follow, b, 50, 16000)
+
+
+def _excerpts_prefix(packed):
+    """The system message up to the end of its excerpts (before the focus outline)."""
+    system = packed.messages[0].content
+    cut = system.find("\n\n## " + prompts.label(packed.language, "focus"))
+    return system if cut < 0 else system[:cut]
+
+
+def test_follow_up_at_a_small_budget_keeps_the_previous_excerpts_as_a_text_prefix():
+    doc = manual()
+    backend = CharBackend(1500 + 50)
+    first = pack([doc], "How do I restart the firewall service?", backend, max_new_tokens=50,
+                 embedder=None)
+    assert any(b is not None for _, _, b in first.passages)  # partial sections at 1,500
+    history = [Message("user", "How do I restart the firewall service?"),
+               Message("assistant", "Run systemctl restart firewall.")]
+    follow = pack([doc], "And its retries?", CharBackend(1500 + 50 + 900), max_new_tokens=50,
+                  history=history, embedder=None, previous_passages=first.passages,
+                  reuse_allowance=900, outline_window=1500 + 50)
+    assert follow.messages[0].content.startswith(_excerpts_prefix(first))
+    assert follow.passages[: len(first.passages)] == first.passages
+    assert follow.kept == len(first.passages)
+    assert len(follow.passages) > len(first.passages)  # new passages after the kept ones
+    assert follow.tokens + 50 <= 1500 + 50 + 900
+
+
+def test_topic_change_does_not_keep_the_previous_excerpts():
+    doc = manual()
+    first = pack([doc], "How do I restart the firewall service?", CharBackend(1550),
+                 max_new_tokens=50, embedder=None)
+    other = pack([doc], "Which fonts and quota limits does the printer spool use?",
+                 CharBackend(1550 + 900), max_new_tokens=50, embedder=None,
+                 previous_passages=first.passages, reuse_allowance=900, outline_window=1550)
+    assert other.kept == 0
+    assert other.tokens + 50 <= 1550  # the allowance is taken off again
+    assert not other.messages[0].content.startswith(_excerpts_prefix(first))
+    assert other.passages[0] not in first.passages

@@ -230,3 +230,25 @@ def test_question_does_not_wait_for_section_vectors_still_being_computed(monkeyp
     monkeypatch.setattr(qa, "DEFAULT_EMBEDDER", Embedder(True))
     "".join(ask([big_doc()], "port?", EchoBackend(), preset="raw"))
     assert seen["embedder"] == "default"
+
+
+def test_follow_up_budget_counts_only_new_tokens():
+    from docchat.packing import prefix_tokens
+    from docchat.prompts import label
+    from docchat.qa import FOLLOWUP_NEW_SHARE
+
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 150.0
+    first = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
+    "".join(first)
+    history = [Message("user", "What is the port rule?"), Message("assistant", first.text)]
+    prev = first.metrics["passages"]  # as chat stores it (JSON lists)
+    follow = ask([big_doc()], "And its exceptions?", backend, preset="raw", ttft_target=10,
+                 history=history, previous_sections=prev)
+    reused = prefix_tokens([big_doc()], backend, prev, context_window=1500 + 512,
+                           max_new_tokens=512)
+    assert follow.budget.prompt_budget == reused + int(FOLLOWUP_NEW_SHARE * 1500)
+    assert follow.packed.kept == len(prev)
+    assert follow.packed.messages[0].content.startswith(
+        first.packed.messages[0].content.split("\n\n## " + label("en", "focus"))[0])
+    assert follow.packed.tokens - reused <= int(FOLLOWUP_NEW_SHARE * 1500) + 8
