@@ -183,7 +183,7 @@ def main() -> None:
         rows.append(row)
         answers.append(answer)
         history += [Message("user", q), Message("assistant", answer.text)]
-        previous = answer.packed.sections
+        previous = answer.packed.passages or answer.packed.sections
     if not args.no_raw:
         raw = load_llama(settings.model or bundled_model_path(), settings.n_ctx,
                          settings.n_threads)
