@@ -23,12 +23,12 @@ from docchat import (  # noqa: E402
     summary_ui,
     uploads,
 )
-from docchat.backends import get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
 from docchat.i18n import LANGUAGES, metrics_line, progress_fraction, progress_line, t  # noqa: E402
 from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
 from docchat.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
+from docchat.resources import load_backend  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 
 logger = logging.getLogger("docchat.app")
@@ -36,12 +36,6 @@ REMOTE = False  # the backend is an HTTP server: it does not report how far it h
 st.set_page_config(page_title="docchat", page_icon="📄", layout="wide")
 settings = Settings.from_env()
 embeddings.configure(settings)  # DOCCHAT_EMBEDDER=off: BM25 alone
-
-
-@st.cache_resource(show_spinner=False)
-def load_backend(name: str, options: tuple):
-    """The backend, loaded once per process and shared by every session."""
-    return get_backend(name, **dict(options))
 
 
 @st.cache_resource

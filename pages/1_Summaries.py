@@ -10,12 +10,12 @@ import streamlit as st
 
 from docchat import summary_ui as ui
 from docchat import uploads
-from docchat.backends import get_backend
 from docchat.batch import StoredDocument, zip_summaries
 from docchat.config import Settings
 from docchat.errors import DocchatError
 from docchat.i18n import LANGUAGES
 from docchat.render import escape_text
+from docchat.resources import load_backend
 from docchat.store import SessionStore
 from docchat.summary_files import (
     FolderRefused,
@@ -31,14 +31,6 @@ logger = logging.getLogger("docchat.summaries_page")
 st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")
 settings = Settings.from_env()
 q = ui.q
-
-
-# The same definition as app.py's: Streamlit keys cached resources by module, name and
-# source, so both pages share one backend (one model in memory, one queue for everyone).
-@st.cache_resource(show_spinner=False)
-def load_backend(name: str, options: tuple):
-    """The backend, loaded once per process and shared by every session."""
-    return get_backend(name, **dict(options))
 
 
 def chosen(store: SessionStore, source: str) -> tuple[list, list, str, bool] | None:
