@@ -91,7 +91,7 @@ def normalize(text: str, cjk: bool) -> str:
     return re.sub(r"\s+", "", text) if cjk else " ".join(text.split())
 
 
-def char_accuracy(got: str, truth: str, cjk: bool) -> float:
+def char_accuracy(got: str, truth: str, cjk: bool = False) -> float:
     a, b = normalize(got, cjk), normalize(truth, cjk)
     return max(0.0, 1 - edit_distance(a, b) / max(1, len(b)))
 

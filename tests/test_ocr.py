@@ -4,37 +4,19 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ingest
+
+# The bench's own measure, so the test and bench/fidelity.py agree on what accuracy is.
+from bench.fidelity import char_accuracy
 from ingest import ocr
 from ingest.errors import DocumentError
 from ingest.ocr import OcrCancelled
 
 DATA = Path(__file__).parent / "data"
-
-
-def char_accuracy(got: str, truth: str, cjk: bool = False) -> float:
-    """1 - edit distance / len(truth), after NFKC and collapsing (CJK: removing) whitespace."""
-
-    def norm(t: str) -> str:
-        t = unicodedata.normalize("NFKC", t)
-        return re.sub(r"\s+", "", t) if cjk else " ".join(t.split())
-
-    a, b = norm(got), norm(truth)
-    codes = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
-    ramp = np.arange(len(b) + 1)
-    prev = ramp.copy()
-    for i, ch in enumerate(a, start=1):
-        cur = np.empty_like(prev)
-        cur[0] = i
-        cur[1:] = np.minimum(prev[1:] + 1, prev[:-1] + (codes != ord(ch)))
-        prev = np.minimum.accumulate(cur - ramp) + ramp  # insertions, as one running minimum
-    return max(0.0, 1 - prev[-1] / max(1, len(b)))
 
 
 def test_char_accuracy_measure():
