@@ -1,7 +1,8 @@
-"""Shared test fakes: a characters-as-tokens counter and a document builder."""
+"""Shared test helpers: a characters-as-tokens counter, a document builder, wait_for."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from ingest.document import Block, Document, Page, Section
 
@@ -31,3 +32,15 @@ def titled_doc(name: str, texts: Sequence[tuple[str, str]], language: str = "en"
             for i, (title, body) in enumerate(texts)]
     return Document(path=name, sha256=sha256 or name, name=name, kind="pdf", language=language,
                     pages=[Page(i + 1, "") for i in range(len(texts))], sections=secs, id=doc_id)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, poll: float = 0.02):
+    """The predicate's first truthy value, polling every poll seconds; AssertionError after
+    timeout seconds (for state that background threads change)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError("timed out waiting")

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from pathlib import Path
 
+import factories
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -98,13 +98,7 @@ def asked(question: str, *files) -> AppTest:
 
 
 def wait_for(predicate, timeout: float = 20.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting")
+    return factories.wait_for(predicate, timeout, poll=0.02)
 
 
 def test_fresh_page_shows_hint_backend_and_no_session():

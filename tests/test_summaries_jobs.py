@@ -8,6 +8,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+import factories
 import pytest
 
 from docchat.backends import GenerationRequest, Message
@@ -30,13 +31,7 @@ DATA = Path(__file__).parent / "data" / "summarize"
 
 
 def wait_for(predicate, timeout: float = 30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError("timed out waiting")
+    return factories.wait_for(predicate, timeout, poll=0.01)
 
 
 class Served(EchoBackend):

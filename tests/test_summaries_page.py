@@ -7,6 +7,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import factories
 import pytest
 import streamlit as st
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
@@ -97,13 +98,7 @@ def progress(at: AppTest) -> list[str]:
 
 
 def wait_for(predicate, timeout: float = 30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
+    return factories.wait_for(predicate, timeout, poll=0.05)
 
 
 def start_upload_run(at: AppTest, *files) -> AppTest:
