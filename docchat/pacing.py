@@ -3,16 +3,16 @@
 Modes: ``scheduled`` (a delay in [min_delay, max_delay] per chunk, ``rhythm`` 1 = always the
 midpoint, lower = spread over more of the range; pauses after 。？！；： (longer) and .!?;:,
 after ，、, and before line starts, as multiples of the mid delay; inside ``` fences delays x
-``code_factor``, no pauses), ``smooth`` (the source's own rate: EMA of its inter-arrival time
-per chunk, nudged x0.6..x1.6 toward keeping 20 mean gap deviations, at most ``smooth_reserve``
-seconds, of text in hand) and ``raw``
+``code_factor``, no pauses), ``smooth`` (``SmoothRate``: the source's own rate, an EMA of its
+inter-arrival time (``GapEstimate``) per chunk, nudged x0.6..x1.3 toward keeping 20 mean gap
+deviations, at most ``smooth_reserve`` seconds, of text in hand) and ``raw``
 (pieces untouched, only timestamped). Delays count from the previous chunk's display.
 
 Lag is in seconds: how long the oldest complete chunk has waited. Past ``max_lag`` the B waiting
 chunks (B = most seen since catching up began) are shown max_lag / (2 B) apart, until the lag is
-under max_lag / 2; ``max_lag=0`` never catches up (the human-paced presets: a model writes
-several times faster than they show, so any lag bound would be hit on every long answer and
-turn the schedule into a sprint).
+under max_lag / 2 (``CatchUp``); ``max_lag=0`` never catches up (the human-paced presets: a
+model writes several times faster than they show, so any lag bound would be hit on every long
+answer and turn the schedule into a sprint).
 
 The first chunk is shown the moment its first piece arrives (``first_immediate``), even a
 word the model may still continue; later partial words wait for the next piece.
@@ -52,6 +52,9 @@ _CLOSERS = "\"'”’」』）)]}*_`"
 _JOINERS = re.compile("[\u200c\u200d\ufe00-\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]")
 _RESERVE_GAIN = 0.3  # how hard smooth mode steers toward its reserve
 _RESERVE_DEVS = 20.0  # smooth mode's reserve: this many mean deviations of the source's gaps
+_NUDGE_MIN, _NUDGE_MAX = 0.6, 1.6  # bounds of the reserve's factor on smooth mode's delay
+_BURST_SPAN = 0.5  # catching up shows the B waiting chunks within this share of max_lag
+_CAUGHT_UP = 0.5  # catching up ends once the lag is at most this share of max_lag
 _JOIN_TIMEOUT = 5.0  # seconds to wait for the reader thread after a stop
 
 
@@ -111,6 +114,108 @@ class Shown:
     nominal: float  # the schedule's expected delay (no rhythm jitter, no catch-up)
     delay: float  # the delay actually applied
     catching_up: bool
+
+
+@dataclass
+class GapEstimate:
+    """The source's inter-arrival time (seconds): a bias-corrected EMA of the gaps and an EMA
+    of their absolute deviation from it; each gap weighs max(alpha, 1 / gaps so far), so the
+    first 1 / alpha gaps get a plain mean."""
+
+    alpha: float
+    mean: float | None = None  # None until the first gap
+    dev: float = 0.0
+    count: int = 0
+
+    def weight(self) -> float:
+        """The weight the next gap gets."""
+        return max(self.alpha, 1 / (self.count + 1))
+
+    def add(self, gap: float) -> None:
+        w = self.weight()
+        self.count += 1
+        mean = self.mean or 0.0
+        self.mean = mean + w * (gap - mean)
+        self.dev += w * (abs(gap - mean) - self.dev)
+
+
+def reserve_nudge(want: float, held: float) -> float:
+    """Factor on smooth mode's delay for held seconds of text in hand against a reserve of
+    want seconds: above 1 (slower) with less in hand, below 1 with more, in
+    [_NUDGE_MIN, _NUDGE_MAX]; with nothing in hand it is 1 + _RESERVE_GAIN (1.3), so the
+    upper bound binds only for a gain above 0.6."""
+    return min(_NUDGE_MAX, max(_NUDGE_MIN, 1 + _RESERVE_GAIN * (want - held) / want))
+
+
+@dataclass
+class SmoothRate:
+    """Smooth mode's delay per chunk: the source's time per piece times the pieces in a chunk
+    (by characters), nudged toward a reserve of text in hand (at most ``reserve`` seconds,
+    _RESERVE_DEVS mean deviations of the source's gaps; 0 = no reserve)."""
+
+    gaps: GapEstimate
+    reserve: float = 0.0
+    pieces: int = 0
+    chars_in: int = 0
+    chunks: int = 0
+    chars_out: int = 0
+
+    def add_piece(self, piece: str, gap: float | None) -> None:
+        """A source piece that arrived gap seconds after the previous one (None: the first)."""
+        if gap is not None:
+            self.gaps.add(gap)
+        self.pieces += 1
+        self.chars_in += len(piece)
+
+    def add_chunk(self, text: str) -> None:
+        self.chunks += 1
+        self.chars_out += len(text)
+
+    def reserve_target(self) -> float:
+        """Seconds of text to keep in hand for a stall: more for a jumpier source."""
+        return min(self.reserve, _RESERVE_DEVS * self.gaps.dev)
+
+    def delay(self, in_hand: int) -> float:
+        """Seconds before the next chunk with in_hand chunks waiting; 0 before any estimate."""
+        if self.gaps.mean is None or not self.chunks or not self.chars_in:
+            return 0.0
+        chunk_size = self.chars_out / self.chunks
+        d = self.gaps.mean * chunk_size * self.pieces / self.chars_in
+        if self.reserve > 0:
+            want = self.reserve_target()
+            if want > 0:
+                d *= reserve_nudge(want, in_hand * d)
+        return d
+
+
+@dataclass
+class CatchUp:
+    """Catching up after falling behind: once the oldest waiting chunk has waited over max_lag
+    seconds, the B waiting chunks (B = the most seen waiting since it began) are shown
+    max_lag * _BURST_SPAN / B apart, until the lag is at most max_lag * _CAUGHT_UP.
+    max_lag = 0 never catches up."""
+
+    max_lag: float
+    burst: int = 0  # B; 0 = not catching up
+
+    @property
+    def active(self) -> bool:
+        return self.burst > 0
+
+    def update(self, lag: float, waiting: int) -> None:
+        """The oldest waiting chunk has waited lag seconds; waiting chunks are ready."""
+        if self.max_lag <= 0:
+            return
+        if lag > self.max_lag:
+            self.burst = max(self.burst, waiting)
+        elif lag <= self.max_lag * _CAUGHT_UP:
+            self.burst = 0
+
+    def delay(self, base: float) -> float:
+        """The delay before the next chunk: base, or the catch-up spacing if shorter."""
+        if not self.burst:
+            return base
+        return min(base, self.max_lag * _BURST_SPAN / self.burst)
 
 
 def split_words(text: str) -> list[str]:
@@ -378,60 +483,27 @@ class Pacer:
         rng = random.Random(cfg.seed)
         chunker = _Chunker()
         ready: deque[tuple[str, float, bool]] = deque()
-        state = {
-            "ema": None,
-            "dev": 0.0,
-            "gaps": 0,
-            "chars_in": 0,
-            "pieces": 0,
-            "chars_out": 0,
-            "chunks": 0,
-        }
+        # The reserve needs prefetch: a pulled source makes nothing while the display waits.
+        rate = SmoothRate(GapEstimate(cfg.smooth_alpha), cfg.smooth_reserve if self.prefetch else 0)
+        catch_up = CatchUp(cfg.max_lag)
         feed = (_ThreadFeed if self.prefetch else _PullFeed)(it, clock)
         ended = finished = False
         prev, last_shown = "", None
-        backlog = 0  # while catching up: the most chunks seen waiting in this episode
 
         def absorb(timeout: float) -> bool:
             items, done = feed.take(timeout, self._sleep_fn)
             for t, piece, dt in items:
                 self.model_times.append(t)
-                if dt is not None:
-                    # Bias-corrected EMA: a plain mean over the first 1/alpha gaps, then an EMA.
-                    state["gaps"] += 1
-                    ema, w = state["ema"] or 0.0, max(cfg.smooth_alpha, 1 / state["gaps"])
-                    state["ema"] = ema + w * (dt - ema)
-                    state["dev"] += w * (abs(dt - ema) - state["dev"])  # EMA of |gap - mean|
-                state["pieces"], state["chars_in"] = (
-                    state["pieces"] + 1,
-                    state["chars_in"] + len(piece),
-                )
+                rate.add_piece(piece, dt)
                 for text, code in chunker.feed(piece):
                     ready.append((text, t, code))
-                    state["chunks"], state["chars_out"] = (
-                        state["chunks"] + 1,
-                        state["chars_out"] + len(text),
-                    )
+                    rate.add_chunk(text)
             if done:
                 ready.extend((text, clock(), code) for text, code in chunker.feed("", final=True))
             elif items and not ready and last_shown is None and cfg.first_immediate:
                 # The first words on screen must not wait for the model's next token.
                 ready.extend((text, items[-1][0], code) for text, code in chunker.release())
             return done
-
-        def smooth_delay() -> float:
-            # The source's time per piece, scaled by how many pieces make a chunk (by size).
-            if state["ema"] is None or not state["chunks"] or not state["chars_in"]:
-                return 0.0
-            chunk_size = state["chars_out"] / state["chunks"]
-            d = state["ema"] * chunk_size * state["pieces"] / state["chars_in"]
-            if cfg.smooth_reserve > 0 and self.prefetch:
-                # Keep text in hand for a stall: more for a jumpier source, at most smooth_reserve s
-                # (only with prefetch: a pulled source makes nothing while the display waits).
-                want = min(cfg.smooth_reserve, _RESERVE_DEVS * state["dev"])
-                if want > 0:
-                    d *= min(1.6, max(0.6, 1 + _RESERVE_GAIN * (want - len(ready) * d) / want))
-            return d
 
         try:
             while not stop.is_set():
@@ -446,21 +518,17 @@ class Pacer:
                 if first and cfg.first_immediate:
                     nominal = base = 0.0
                 elif smooth:
-                    nominal = base = smooth_delay()
+                    nominal = base = rate.delay(len(ready))
                 else:
                     nominal, base = self._plan(prev, text, code, rng)
                 anchor = ready_at if last_shown is None else last_shown
                 while True:
                     now = clock()
-                    if smooth and not first:
-                        nominal = base = smooth_delay()
-                    if cfg.max_lag > 0 and not first:
-                        lag = now - ready_at
-                        if lag > cfg.max_lag:
-                            backlog = max(backlog, len(ready))
-                        elif lag <= cfg.max_lag / 2:
-                            backlog = 0
-                    delay = min(base, cfg.max_lag / (2 * backlog)) if backlog else base
+                    if not first:
+                        if smooth:
+                            nominal = base = rate.delay(len(ready))
+                        catch_up.update(now - ready_at, len(ready))
+                    delay = catch_up.delay(base)
                     if now >= anchor + delay or stop.is_set():
                         break
                     self._sleep(min(cfg.tick, anchor + delay - now))
@@ -472,7 +540,7 @@ class Pacer:
                 shown_at = clock()
                 self.display_times.append(shown_at)
                 self.shown.append(
-                    Shown(text, code, ready_at, shown_at, nominal, delay, bool(backlog))
+                    Shown(text, code, ready_at, shown_at, nominal, delay, catch_up.active)
                 )
                 prev, last_shown = text, shown_at
                 yield text

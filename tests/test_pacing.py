@@ -13,7 +13,21 @@ from hypothesis import strategies as st
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import BackendError, DocchatError
-from docchat.pacing import Pacer, PacingConfig, split_words
+from docchat.pacing import (
+    _BURST_SPAN,
+    _CAUGHT_UP,
+    _NUDGE_MAX,
+    _NUDGE_MIN,
+    _RESERVE_DEVS,
+    _RESERVE_GAIN,
+    CatchUp,
+    GapEstimate,
+    Pacer,
+    PacingConfig,
+    SmoothRate,
+    reserve_nudge,
+    split_words,
+)
 from docchat.presets import paced
 
 EVEN = dict(min_delay=0.1, max_delay=0.3, rhythm=1.0, max_lag=0)
@@ -452,3 +466,124 @@ def test_output_equals_input_for_any_chunking(parts, cuts, mode, max_lag):
     assert "".join(out) == text
     if mode != "raw":
         assert all(out)  # no empty chunks
+
+
+# The rules behind smooth mode and catching up, one object at a time, on synthetic gaps.
+
+
+def test_gap_estimate_is_a_plain_mean_then_an_ema():
+    est = GapEstimate(alpha=0.25)
+    assert est.mean is None and est.weight() == 1.0
+    gaps = [0.1, 0.3, 0.2, 0.4]  # the first 1 / alpha gaps weigh 1, 1/2, 1/3, 1/4
+    for g in gaps:
+        est.add(g)
+    assert est.count == 4 and est.mean == pytest.approx(statistics.mean(gaps))
+    assert est.weight() == 0.25  # from now on the newest gap weighs alpha
+    before = est.mean
+    est.add(1.25)
+    assert est.mean == pytest.approx(before + 0.25 * (1.25 - before))
+
+
+def test_gap_estimate_deviation_is_an_ema_of_distance_from_the_mean():
+    est = GapEstimate(alpha=0.5)
+    for g in (0.2, 0.2):
+        est.add(g)
+    dev, mean = est.dev, est.mean
+    est.add(0.6)  # weight alpha: dev moves halfway toward |0.6 - mean|
+    assert est.dev == pytest.approx(dev + 0.5 * (abs(0.6 - mean) - dev))
+    assert est.dev > dev
+
+
+def test_reserve_nudge_steers_toward_the_reserve_within_bounds():
+    want = 0.6
+    assert reserve_nudge(want, want) == pytest.approx(1.0)  # the reserve is in hand
+    assert reserve_nudge(want, 0.0) == pytest.approx(1 + _RESERVE_GAIN)  # none: slow down
+    assert reserve_nudge(want, 1.5 * want) < 1.0  # more than enough: speed up
+    assert reserve_nudge(want, 100 * want) == _NUDGE_MIN
+    held = [i * 0.05 for i in range(100)]
+    factors = [reserve_nudge(want, h) for h in held]
+    assert all(_NUDGE_MIN <= f <= _NUDGE_MAX for f in factors)
+    assert factors == sorted(factors, reverse=True)  # the more in hand, the faster
+
+
+def _rate(gaps, pieces, chunks, reserve=0.0, alpha=0.05) -> SmoothRate:
+    rate = SmoothRate(GapEstimate(alpha), reserve)
+    rate.add_piece(pieces[0], None)  # the first piece has no gap
+    for piece, gap in zip(pieces[1:], gaps):
+        rate.add_piece(piece, gap)
+    for chunk in chunks:
+        rate.add_chunk(chunk)
+    return rate
+
+
+def test_smooth_rate_is_time_per_piece_times_pieces_per_chunk():
+    assert SmoothRate(GapEstimate(0.05)).delay(0) == 0.0  # nothing measured yet
+    # Pieces of 2 characters every 0.05 s, chunks of 6 characters: 3 pieces a chunk.
+    rate = _rate([0.05] * 5, ["ab"] * 6, [" abcde", " fghij"])
+    assert rate.pieces == 6 and rate.chars_in == 12 and rate.chunks == 2
+    assert rate.delay(0) == pytest.approx(0.15)
+    assert rate.delay(50) == rate.delay(0)  # no reserve: what is in hand does not matter
+
+
+def test_smooth_rate_reserve_target_follows_the_source_jitter_up_to_the_cap():
+    steady = _rate([0.05] * 30, ["ab"] * 31, [" ab"], reserve=0.6)
+    jumpy = _rate([0.001, 0.1] * 15, ["ab"] * 31, [" ab"], reserve=0.6)
+    slightly = _rate([0.04, 0.06] * 15, ["ab"] * 31, [" ab"], reserve=0.6)
+    assert slightly.reserve_target() == pytest.approx(_RESERVE_DEVS * slightly.gaps.dev)
+    assert slightly.reserve_target() < 0.6
+    assert jumpy.reserve_target() == 0.6  # capped at `reserve` seconds
+    assert steady.reserve_target() < slightly.reserve_target()
+    assert _rate([0.001, 0.1] * 15, ["ab"] * 31, [" ab"], reserve=0).reserve_target() == 0
+
+
+def test_smooth_rate_slows_down_to_build_a_reserve_and_speeds_up_with_one():
+    rate = _rate([0.001, 0.1] * 15, ["ab"] * 31, [" ab"], reserve=0.6)
+    plain = _rate([0.001, 0.1] * 15, ["ab"] * 31, [" ab"]).delay(0)
+    assert rate.delay(0) == pytest.approx(plain * (1 + _RESERVE_GAIN))  # nothing in hand
+    assert rate.delay(100) == pytest.approx(plain * _NUDGE_MIN)  # far more than needed
+    in_hand = [rate.delay(n) for n in range(40)]
+    assert in_hand == sorted(in_hand, reverse=True)
+
+
+def test_catch_up_starts_past_max_lag_with_spacing_max_lag_over_2b():
+    c = CatchUp(max_lag=2.0)
+    c.update(lag=1.9, waiting=30)
+    assert not c.active and c.delay(0.2) == 0.2
+    c.update(lag=2.1, waiting=8)
+    assert c.active and c.burst == 8
+    assert c.delay(0.2) == pytest.approx(2.0 * _BURST_SPAN / 8) == pytest.approx(2.0 / (2 * 8))
+    assert c.delay(0.01) == 0.01  # never slower than the schedule
+    c.update(lag=2.5, waiting=5)  # fewer waiting now: B stays the most seen
+    assert c.burst == 8
+    c.update(lag=2.5, waiting=12)
+    assert c.burst == 12 and c.delay(1.0) == pytest.approx(2.0 / 24)
+
+
+def test_catch_up_goes_on_until_the_lag_is_under_half_max_lag():
+    c = CatchUp(max_lag=2.0)
+    c.update(lag=3.0, waiting=10)
+    c.update(lag=1.5, waiting=6)  # under max_lag but not under max_lag / 2: still catching up
+    assert c.active and c.burst == 10
+    c.update(lag=2.0 * _CAUGHT_UP, waiting=3)
+    assert not c.active and c.delay(0.2) == 0.2
+    assert _CAUGHT_UP == 0.5
+
+
+def test_catch_up_is_off_when_max_lag_is_zero():
+    c = CatchUp(max_lag=0.0)
+    c.update(lag=1000.0, waiting=100)
+    assert not c.active and c.delay(0.3) == 0.3
+
+
+def test_catching_up_chunks_are_shown_max_lag_over_2b_apart():
+    words = " ".join(f"w{i}" for i in range(60))
+    cfg = PacingConfig(**{**EVEN, "max_lag": 1.0})
+    pacer, _, _ = run([words], cfg)
+    fast = [s for s in pacer.shown if s.catching_up]
+    # The whole answer arrived at once; after 1 s of 0.2 s gaps the lag passes max_lag with
+    # w6..w58 waiting (w59 may go on until the source ends), and those B are shown
+    # max_lag / (2 B) apart: within max_lag / 2, then the schedule resumes.
+    assert [s.text for s in fast] == [f" w{i}" for i in range(6, 59)]
+    assert all(s.delay == pytest.approx(1.0 / (2 * len(fast))) for s in fast)
+    assert fast[-1].shown_at - fast[0].shown_at < 0.5 * cfg.max_lag
+    assert pacer.shown[-1].delay == pytest.approx(0.2) and not pacer.shown[-1].catching_up
