@@ -118,9 +118,10 @@ class Shown:
 
 @dataclass
 class GapEstimate:
-    """The source's inter-arrival time (seconds): a bias-corrected EMA of the gaps and an EMA
-    of their absolute deviation from it; each gap weighs max(alpha, 1 / gaps so far), so the
-    first 1 / alpha gaps get a plain mean."""
+    """The source's inter-arrival time (seconds): a bias-corrected EMA of the gaps and one of
+    their absolute deviations from the mean before them; the n-th gap weighs
+    max(alpha, 1 / n), so the first 1 / alpha gaps get a plain mean (likewise the n-th
+    deviation, from the second gap on)."""
 
     alpha: float
     mean: float | None = None  # None until the first gap
@@ -132,11 +133,13 @@ class GapEstimate:
         return max(self.alpha, 1 / (self.count + 1))
 
     def add(self, gap: float) -> None:
-        w = self.weight()
+        if self.mean is None:  # the first gap sets the mean: no deviation from it yet
+            self.mean, self.count = gap, 1
+            return
+        mean, w = self.mean, self.weight()
         self.count += 1
-        mean = self.mean or 0.0
         self.mean = mean + w * (gap - mean)
-        self.dev += w * (abs(gap - mean) - self.dev)
+        self.dev += max(self.alpha, 1 / (self.count - 1)) * (abs(gap - mean) - self.dev)
 
 
 def reserve_nudge(want: float, held: float) -> float:

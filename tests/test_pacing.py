@@ -494,6 +494,17 @@ def test_gap_estimate_deviation_is_an_ema_of_distance_from_the_mean():
     assert est.dev > dev
 
 
+def test_a_steady_source_has_no_deviation_and_needs_no_reserve():
+    # The first gap sets the mean; it is no deviation from a mean that did not exist yet.
+    est = GapEstimate(alpha=0.05)
+    for _ in range(10):
+        est.add(0.1)
+    assert est.mean == pytest.approx(0.1) and est.dev == pytest.approx(0.0, abs=1e-12)
+    rate = _rate([0.1] * 10, ["ab"] * 11, [" ab"], reserve=0.6)
+    assert rate.reserve_target() == pytest.approx(0.0, abs=1e-10)
+    assert rate.delay(0) == pytest.approx(_rate([0.1] * 10, ["ab"] * 11, [" ab"]).delay(0))
+
+
 def test_reserve_nudge_steers_toward_the_reserve_within_bounds():
     want = 0.6
     assert reserve_nudge(want, want) == pytest.approx(1.0)  # the reserve is in hand
