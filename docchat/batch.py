@@ -1,9 +1,10 @@
 """Summaries of many documents: resumable, one Markdown file each, an index.md, SQLite.
 
 ``summarize_folder`` is the API behind ``python -m docchat summarize`` and the app's
-batch page. A document whose content and summary settings already have a stored summary
-is skipped; each finished summary is written (file, then database) before the next one
-starts, so an interrupted run loses only the documents in progress.
+summary runs (docchat.summary_jobs: the Summaries page, a document's Summarize action).
+A document whose content and summary settings already have a stored summary is skipped;
+each finished summary is written (file, then database) before the next one starts, so an
+interrupted run loses only the documents in progress.
 """
 from __future__ import annotations
 
@@ -213,7 +214,9 @@ def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Back
                      max_mb: float = 200.0, names: Mapping[str, str] | None = None,
                      tokenizer=None,
                      on_queue: Callable[[int], None] | None = None,
-                     yield_to: Callable[[], bool] | None = None) -> Iterator[DocResult]:
+                     yield_to: Callable[[], bool] | None = None,
+                     ocr_max_pages: int | None = None,
+                     processes: int | None = None) -> Iterator[DocResult]:
     """Summarise each file, yielding a DocResult as each finishes (in completion order).
 
     concurrency > 1 applies to HTTP backends only (documents and map steps in parallel,
@@ -224,6 +227,8 @@ def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Back
     tokenizer counts the tokens of newly ingested files; on_queue(ahead) reports each
     generation's place in an in-process backend's queue while it waits; yield_to() tells
     a step to give way to requests waiting behind it (see summarize_document).
+    ocr_max_pages and processes (Settings.ocr_max_pages, Settings.ingest_processes) apply
+    to newly ingested files, as for library.load_or_ingest.
     """
     items: list[Item] = [p if isinstance(p, StoredDocument) else Path(p) for p in paths]
     run = _FolderRun(backend, store, Path(out_dir), lang, force, max_new_tokens,
@@ -231,6 +236,7 @@ def summarize_folder(paths: Iterable[str | Path | StoredDocument], backend: Back
                      {str(p): (names or {}).get(str(p), "")
                       or (p.name if isinstance(p, StoredDocument) else "") for p in items})
     run.tokenizer, run.on_queue, run.yield_to = tokenizer, on_queue, yield_to
+    run.ocr_max_pages, run.processes = ocr_max_pages, processes
     paths = items
     n = concurrency if backend.name in CONCURRENT_BACKENDS else 1
     if concurrency > n:
@@ -257,6 +263,8 @@ class _FolderRun:
         self.tokenizer = None
         self.on_queue: Callable[[int], None] | None = None
         self.yield_to: Callable[[], bool] | None = None
+        self.ocr_max_pages: int | None = None
+        self.processes: int | None = None
 
     def emit(self, kind: str, path: Path | str, **fields) -> None:
         if self.on_progress:
@@ -319,7 +327,9 @@ class _FolderRun:
             try:
                 doc, _ = load_or_ingest(self.store, item, sha, password=self.password,
                                         max_mb=self.max_mb, tokenizer=self.tokenizer,
-                                        name=self.names[key] or None)
+                                        name=self.names[key] or None,
+                                        ocr_max_pages=self.ocr_max_pages,
+                                        processes=self.processes)
             except DocumentError as e:
                 # An upload is stored under its hash; the user knows it by its own name.
                 message = str(e).replace(item.name, name) if self.names[key] else str(e)

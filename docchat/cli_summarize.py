@@ -106,7 +106,8 @@ def summarize_command(folder, out_dir, pattern, backend, model, base_url, concur
                     files, engine, store, out_dir, lang=lang, force=force,
                     concurrency=settings.max_concurrency,
                     max_new_tokens=settings.max_new_tokens, on_progress=display,
-                    password=password, max_mb=settings.max_file_mb):
+                    password=password, max_mb=settings.max_file_mb,
+                    ocr_max_pages=settings.ocr_max_pages, processes=settings.ingest_processes):
                 results.append(result)
                 if as_json:
                     display.echo(json.dumps(result.to_dict(), ensure_ascii=False))

@@ -219,6 +219,8 @@ class RunOptions:
     max_mb: float = 200.0
     password: str | None = None
     give_way: bool = True  # steps give way to questions waiting for an in-process model
+    ocr_max_pages: int | None = None  # Settings.ocr_max_pages (None: ingest's default)
+    processes: int | None = None  # Settings.ingest_processes
 
 
 def waiting_behind(backend: Backend) -> Callable[[], bool] | None:
@@ -308,7 +310,8 @@ def _run(job: SummaryJob, items: list[Item], names: dict[str, str], backend: Bac
                     on_progress=job.on_progress, cancel=job.cancel,
                     password=options.password, max_mb=options.max_mb, names=names,
                     tokenizer=tokenizer, on_queue=job.on_queue,
-                    yield_to=waiting_behind(backend) if options.give_way else None):
+                    yield_to=waiting_behind(backend) if options.give_way else None,
+                    ocr_max_pages=options.ocr_max_pages, processes=options.processes):
                 pass  # each result reached the job through its "done" event
     except DocchatError as e:  # e.g. BackendUnavailable: no document can be summarised
         error = str(e)

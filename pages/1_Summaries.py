@@ -114,7 +114,9 @@ def new_run(store: SessionStore, backend) -> None:
     out = run_folder(settings.summaries_dir, kind, title)
     options = RunOptions(lang=lang, max_new_tokens=int(max_tokens), max_mb=settings.max_file_mb,
                          password=password or None,
-                         concurrency=run_concurrency(settings.max_concurrency))
+                         concurrency=run_concurrency(settings.max_concurrency),
+                         ocr_max_pages=settings.ocr_max_pages,
+                         processes=settings.ingest_processes)
     try:
         job = ui.registry(str(settings.db)).start(
             items, backend, partial(SessionStore.open, settings.db), out, options, title=title,

@@ -268,3 +268,48 @@ def test_queue_places_reach_on_queue(folder, store, tmp_path):
     backend = RecordingBackend()
     _run(folder, backend, store, tmp_path / "out", on_queue=places.append)
     assert places and set(places) == {0}  # nobody else was waiting
+
+
+def _spy_on_ingest(monkeypatch) -> list[tuple[str, int | None, int]]:
+    """Record (file name, ocr_max_pages, process limit) for each file ingest reads."""
+    import ingest
+    from ingest import parallel
+
+    seen = []
+    original = ingest.load_document
+
+    def spy(path, **kw):
+        seen.append((Path(path).name, kw.get("ocr_max_pages"), parallel.process_limit()))
+        return original(path, **kw)
+
+    monkeypatch.setattr(ingest, "load_document", spy)
+    return seen
+
+
+def test_ocr_and_process_settings_reach_ingest(folder, store, tmp_path, monkeypatch):
+    seen = _spy_on_ingest(monkeypatch)
+    scan = tmp_path / "scan" / "linn.pdf"  # a page without a text layer
+    scan.parent.mkdir()
+    shutil.copy(DATA.parent / "linn.pdf", scan)
+    results = _run(folder, RecordingBackend(), store, tmp_path / "out", ocr_max_pages=0,
+                   processes=7)
+    [failed] = summarize_folder([scan], RecordingBackend(), store, tmp_path / "out",
+                                ocr_max_pages=0, processes=7)
+    assert failed.status == "failed" and "OCR" in failed.error  # not read by OCR: limit 0
+    assert sum(r.status == "done" for r in results) == 4
+    assert sorted(seen) == sorted((n, 0, 7) for n in ("Apache-2.0.txt", "BSD.txt", "invalid.pdf",
+                                                      "lppl.pdf", "vimtutor-zh.txt", "linn.pdf"))
+
+
+def test_summary_runs_pass_their_ocr_and_process_options(folder, tmp_path, monkeypatch):
+    from functools import partial
+
+    from docchat.store import SessionStore
+    from docchat.summary_jobs import RunOptions, SummaryJobs
+
+    seen = _spy_on_ingest(monkeypatch)
+    job = SummaryJobs().start([(folder / "BSD.txt", "BSD.txt")], RecordingBackend(),
+                              partial(SessionStore.open, tmp_path / "d.db"), tmp_path / "out",
+                              RunOptions(ocr_max_pages=5, processes=6))
+    job.join(30)
+    assert job.done and seen == [("BSD.txt", 5, 6)]
