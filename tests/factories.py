@@ -1,9 +1,13 @@
-"""Shared test helpers: a characters-as-tokens counter, a document builder, wait_for."""
+"""Shared test helpers: a characters-as-tokens counter, document builders, recording and
+scripted echo backends, wait_for."""
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
 
+from docchat.backends.echo import EchoBackend
 from ingest.document import Block, Document, Page, Section
 
 
@@ -11,7 +15,7 @@ class Chars:
     """Counts characters as tokens (enough for packing tests); a backend's counting half."""
     name = "chars"
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int = 8192) -> None:
         self.context_window = window
 
     def count_tokens(self, text: str) -> int:
@@ -23,15 +27,108 @@ class Chars:
 
 def titled_doc(name: str, texts: Sequence[tuple[str, str]], language: str = "en",
                doc_id: int | None = None, sha256: str | None = None,
-               extra: Sequence[str] = ()) -> Document:
+               extra: Sequence[str] = (), kind: str = "pdf", tokens: int = 0,
+               tokenizer: str = "") -> Document:
     """One page and one top-level section per (title, body), each body one prose block
-    (then one block per `extra` text); sha256 defaults to the name."""
+    (then one block per `extra` text); sha256 defaults to the name. tokens: each section's
+    stored token count (the document's is their sum), counted by `tokenizer`."""
     secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
                     (Block("prose", body, i + 1),) + tuple(Block("prose", e, i + 1)
-                                                           for e in extra))
+                                                           for e in extra), tokens=tokens)
             for i, (title, body) in enumerate(texts)]
-    return Document(path=name, sha256=sha256 or name, name=name, kind="pdf", language=language,
-                    pages=[Page(i + 1, "") for i in range(len(texts))], sections=secs, id=doc_id)
+    return Document(path=name, sha256=sha256 or name, name=name, kind=kind, language=language,
+                    pages=[Page(i + 1, "") for i in range(len(texts))], sections=secs, id=doc_id,
+                    tokens=tokens * len(texts), tokenizer=tokenizer)
+
+
+def blocks_doc(sections: Sequence[Sequence[Block]], labels: Mapping[int, str] | None = None,
+               titles: Sequence[str] = ()) -> Document:
+    """A Markdown document with one top-level section per list of blocks (titled from
+    `titles`, else "Section i"), spanning its blocks' pages; labels: printed page labels."""
+    pages = sorted({b.page for blocks in sections for b in blocks})
+    return Document(
+        path="x.md", sha256="0" * 64, name="x.md", kind="markdown",
+        pages=[Page(n, "text", (labels or {}).get(n)) for n in pages],
+        sections=[Section(i, (titles[i] if i < len(titles) else f"Section {i}",), 1,
+                          blocks[0].page, blocks[-1].page, "mixed", tuple(blocks))
+                  for i, blocks in enumerate(sections)])
+
+
+class RecordingBackend(EchoBackend):
+    """Echo that records every prompt and numbers its answers (NOTE0, NOTE1, ...)."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.requests: list = []  # (messages, max_new_tokens) per request
+        self.last = None  # the latest GenerationRequest
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+
+    def answer_for(self, messages) -> str:
+        if self.reply is not None:
+            return self.reply
+        with self._lock:
+            n = len(self.requests) - 1
+        return f"NOTE{n} " + super().answer_for(messages)
+
+    @contextmanager
+    def _serving(self, request):
+        with self._lock:
+            self.requests.append((list(request.messages), request.max_new_tokens))
+            self.last = request
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def stream(self, request):
+        with self._serving(request):
+            yield from super().stream(request)
+
+    def prompts(self) -> list[str]:
+        return [m[-1].content for m, _ in self.requests]
+
+    def assert_all_fit(self) -> None:
+        for messages, max_new in self.requests:
+            assert self.count_prompt_tokens(messages) + max_new <= self.context_window
+
+
+class ParallelBackend(RecordingBackend):
+    """Pretends to be an HTTP backend that serves requests concurrently."""
+    name = "openai"
+
+    def stream(self, request):
+        # Echo's queue runs one request at a time; a server does not.
+        with self._serving(request):
+            time.sleep(0.05)
+            text = self.answer_for(list(request.messages))
+            request.stats.prompt_tokens = self.count_prompt_tokens(list(request.messages))
+            request.stats.completion_tokens = len(text.split())
+            yield text
+
+
+# What Scripted does; a test sets it before the app (or page) asks, its fixture clears it.
+SCRIPT: dict = {}
+
+
+class Scripted(EchoBackend):
+    """The echo backend with a reply, a delay (read at each request) and a context window
+    chosen by the test in SCRIPT; registered in BACKENDS for AppTest as "factories:Scripted"."""
+    created = 0
+    last: Scripted | None = None
+
+    def __init__(self) -> None:
+        type(self).created += 1
+        type(self).last = self
+        super().__init__(context_window=SCRIPT.get("window", 8192))
+
+    def stream(self, request):
+        self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
+        yield from super().stream(request)
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, poll: float = 0.02):

@@ -11,7 +11,6 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from docchat.backends import BACKENDS
-from docchat.backends.echo import EchoBackend
 from docchat.config import Settings
 from docchat.errors import BackendUnavailable
 from docchat.store import SessionStore
@@ -23,18 +22,16 @@ GUIDE = ("guide.pdf", (DATA / "guide.pdf").read_bytes(), "application/pdf")
 NOTES = ("notes.md", "# Notes\n\nThe lid is **blue**.\n".encode(), "text/markdown")
 LONG = " ".join(f"w{i}" for i in range(400))
 
-# What the scripted backend does; tests set it before asking.
-SCRIPT: dict = {}
+SCRIPT = factories.SCRIPT  # what the scripted backend does; tests set it before asking
 
 
-class ScriptedBackend(EchoBackend):
-    """The echo backend with a reply, a delay or a failure chosen by the test."""
+class ScriptedBackend(factories.Scripted):
+    """The scripted echo, which can also fail to load, fail, and report a prefill rate."""
     created = 0
 
     def __init__(self) -> None:
         if SCRIPT.get("load_error"):
             raise BackendUnavailable(SCRIPT["load_error"])
-        type(self).created += 1
         super().__init__()
 
     def prefill_rate(self):
@@ -44,7 +41,6 @@ class ScriptedBackend(EchoBackend):
         SCRIPT.setdefault("prefetched", []).append(list(messages))
 
     def stream(self, request):
-        self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
         self.prefill_tps = SCRIPT.get("prefill_tps")  # echo "reads" the prompt at this rate
         SCRIPT.setdefault("requests", []).append(request)
         if SCRIPT.get("fail"):

@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_summarize import ParallelBackend, RecordingBackend
+from factories import ParallelBackend, RecordingBackend
 
 from docchat.backends.echo import EchoBackend
 from docchat.batch import (

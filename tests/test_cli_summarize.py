@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_summarize import RecordingBackend
+from factories import RecordingBackend
 
 from docchat.cli_summarize import summarize_command
 from docchat.config import Settings

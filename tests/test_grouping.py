@@ -1,17 +1,16 @@
 """group_sections: whole sections per group, confirmed by the caller's exact count."""
 from __future__ import annotations
 
+from factories import Chars, blocks_doc, titled_doc
+
 from docchat.grouping import group_sections, render_section
 from docchat.passages import SUMMARY, Counter, Passage, page_marker, render_blocks
-from ingest.document import Block, Document, Page, Section
+from ingest.document import Block, Document, Section
 
 
 def _doc(n: int) -> Document:
-    return Document(
-        path="x.md", sha256="0" * 64, name="x.md", kind="markdown",
-        pages=[Page(i + 1, "t") for i in range(n)],
-        sections=[Section(i, (f"S{i}",), 1, i + 1, i + 1, "prose",
-                          (Block("prose", f"Body of section {i}.", i + 1),)) for i in range(n)])
+    return titled_doc("x.md", [(f"S{i}", f"Body of section {i}.") for i in range(n)],
+                      kind="markdown")
 
 
 def _words(text: str) -> int:
@@ -47,11 +46,9 @@ def test_markers_only_where_the_page_changes():
 # --- the one renderer: both layouts, code fenced in both -------------------------------
 
 def _code_doc() -> Document:
-    blocks = (Block("prose", "Call it like this:", 1), Block("code", "frob(x)\n  return 1", 1),
-              Block("prose", "Then check.", 2), Block("code", "```\nalready()\n```", 2))
-    section = Section(0, ("1 Usage",), 1, 1, 2, "mixed", blocks, tokens=0)
-    return Document(path="x.md", sha256="0" * 64, name="x.md", kind="markdown",
-                    pages=[Page(1, "t", label="iv"), Page(2, "t")], sections=[section])
+    blocks = [Block("prose", "Call it like this:", 1), Block("code", "frob(x)\n  return 1", 1),
+              Block("prose", "Then check.", 2), Block("code", "```\nalready()\n```", 2)]
+    return blocks_doc([blocks], labels={1: "iv"}, titles=["1 Usage"])
 
 
 def test_question_and_summary_layouts_share_one_renderer_with_code_fenced():
@@ -72,10 +69,6 @@ def test_question_and_summary_layouts_share_one_renderer_with_code_fenced():
 
 
 def test_the_fast_cost_of_a_whole_section_counts_the_fences():
-    class Chars:
-        def count_tokens(self, text):
-            return len(text)
-
     doc = _code_doc()
     doc.tokenizer = "chars"
     counter = Counter(Chars(), "chars")

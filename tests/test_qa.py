@@ -3,21 +3,19 @@ from __future__ import annotations
 import threading
 
 import pytest
+from factories import RecordingBackend, titled_doc
 
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
 from docchat.qa import MIN_PROMPT_BUDGET, ask, dense_ready, resolve_preset
-from ingest.document import Block, Document, Page, Section
+from ingest.document import Document
 
 
 def doc(n_pages=3, words=30) -> Document:
-    pages = [Page(i + 1, f"Page {i + 1} text " + "word " * words) for i in range(n_pages)]
-    sections = [Section(i, (f"{i + 1} Part",), 1, i + 1, i + 1, "prose",
-                        (Block("prose", p.text, p.number),), tokens=words + 3)
-                for i, p in enumerate(pages)]
-    return Document(path="d.txt", sha256="0" * 64, name="d.txt", kind="text", pages=pages,
-                    sections=sections, tokens=(words + 3) * n_pages, tokenizer="echo")
+    return titled_doc("d.txt", [(f"{i + 1} Part", f"Page {i + 1} text " + "word " * words)
+                                for i in range(n_pages)],
+                      sha256="0" * 64, kind="text", tokens=words + 3, tokenizer="echo")
 
 
 def test_answer_streams_and_reports_metrics():
@@ -54,34 +52,21 @@ def test_context_too_long_raised_before_generation():
 
 
 def test_preset_and_overrides_reach_the_request():
-    seen = {}
-
-    class Recording(EchoBackend):
-        def stream(self, request):
-            seen["max_new_tokens"] = request.max_new_tokens
-            seen["temperature"] = request.temperature
-            yield from super().stream(request)
-
-    answer = ask([doc()], "q", Recording(reply="one two three four five"), preset="raw",
+    backend = RecordingBackend(reply="one two three four five")
+    answer = ask([doc()], "q", backend, preset="raw",
                  overrides={"max_new_tokens": 3, "temperature": 0.7})
     assert len("".join(answer).split()) == 3
-    assert seen == {"max_new_tokens": 3, "temperature": 0.7}
+    assert (backend.last.max_new_tokens, backend.last.temperature) == (3, 0.7)
     assert resolve_preset("quick", {"max_new_tokens": None}).generation["max_new_tokens"] == 512
 
 
 def test_history_is_sent_to_the_backend():
-    sent = {}
-
-    class Recording(EchoBackend):
-        def stream(self, request):
-            sent["messages"] = list(request.messages)
-            yield from super().stream(request)
-
+    backend = RecordingBackend()
     history = [Message("user", "First question?"), Message("assistant", "First answer.")]
-    "".join(ask([doc()], "And then?", Recording(), history=history, preset="raw"))
-    roles = [m.role for m in sent["messages"]]
-    assert roles == ["system", "user", "assistant", "user"]
-    assert sent["messages"][1].content == "First question?"
+    "".join(ask([doc()], "And then?", backend, history=history, preset="raw"))
+    [(sent, _)] = backend.requests
+    assert [m.role for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1].content == "First question?"
 
 
 def test_queue_position_reported_while_another_answer_runs():
@@ -103,15 +88,13 @@ def test_queue_position_reported_while_another_answer_runs():
 def big_doc(n_sections=60, words=80) -> Document:
     """Many sections, each about one topic word, so packing must choose."""
     topics = ["port", "warranty", "vector", "network", "install"]
-    pages, sections = [], []
+    texts = []
     for i in range(n_sections):
         topic = topics[i % len(topics)]
-        text = f"The {topic} rule number {i} says this. " + "filler " * words
-        pages.append(Page(i + 1, text))
-        sections.append(Section(i, (f"{i + 1} {topic.title()}",), 1, i + 1, i + 1, "prose",
-                                (Block("prose", text, i + 1),), tokens=words + 10))
-    return Document(path="big.txt", sha256="1" * 64, name="big.txt", kind="text", pages=pages,
-                    sections=sections, tokens=(words + 10) * n_sections, tokenizer="echo")
+        texts.append((f"{i + 1} {topic.title()}",
+                      f"The {topic} rule number {i} says this. " + "filler " * words))
+    return titled_doc("big.txt", texts, sha256="1" * 64, kind="text", tokens=words + 10,
+                      tokenizer="echo")
 
 
 @pytest.mark.parametrize("rate", [150.0, 300.0])

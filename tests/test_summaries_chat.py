@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from factories import SCRIPT, Scripted
 from streamlit.testing.v1 import AppTest
 
 from docchat import summary_ui
 from docchat.backends import BACKENDS
-from docchat.backends.echo import EchoBackend
 from docchat.batch import settings_key
 from docchat.config import Settings
 from docchat.store import SessionStore
@@ -18,21 +18,9 @@ from docchat.store import SessionStore
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DATA = Path(__file__).parent / "data" / "summarize"
 BSD = ("BSD.txt", (DATA / "BSD.txt").read_bytes(), "text/plain")
-SCRIPT: dict = {}
-
-
-class Slow(EchoBackend):
-    def __init__(self) -> None:
-        super().__init__()
-
-    def stream(self, request):
-        self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
-        yield from super().stream(request)
-
-
 @pytest.fixture(autouse=True)
 def chat_env(monkeypatch):
-    monkeypatch.setitem(BACKENDS, "slow", f"{__name__}:Slow")
+    monkeypatch.setitem(BACKENDS, "slow", "factories:Scripted")
     monkeypatch.setenv("DOCCHAT_BACKEND", "slow")
     SCRIPT.clear()
     st.cache_resource.clear()
@@ -73,7 +61,7 @@ def test_summarize_an_attached_document_then_ask_about_it():
     assert job is not None and job.join(10)
     at.run()
     # Stored with the document, shown in the documents panel ...
-    key = settings_key(Slow(), "en", Settings.from_env().max_new_tokens)
+    key = settings_key(Scripted(), "en", Settings.from_env().max_new_tokens)
     stored = store().get_summary(doc_id, key)
     assert stored is not None and "three conditions" in stored["markdown"]
     popover = at.get("popover")[0]
@@ -120,7 +108,7 @@ def test_a_failed_summary_shows_its_message_in_the_panel(monkeypatch):
         raise BackendError("The model failed: out of memory; try a smaller document.")
         yield
 
-    monkeypatch.setattr(Slow, "stream", fail)
+    monkeypatch.setattr(Scripted, "stream", fail)
     at = uploaded()
     summarize_button(at).click().run()
     [doc_id] = store().session_documents(at.query_params["session"])

@@ -10,12 +10,12 @@ from pathlib import Path
 import factories
 import pytest
 import streamlit as st
+from factories import SCRIPT, Scripted
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from docchat import summary_ui
 from docchat.backends import BACKENDS
-from docchat.backends.echo import EchoBackend
 from docchat.config import Settings
 from docchat.store import SessionStore
 from docchat.uploads import ingest_upload
@@ -34,28 +34,9 @@ BSD, APACHE = upload("BSD.txt"), upload("Apache-2.0.txt")
 BAD = upload("broken.pdf", "invalid.pdf")
 GPL = upload("GPL-3.txt")
 
-# What the scripted backend does; tests set it before starting a run.
-SCRIPT: dict = {}
-
-
-class Scripted(EchoBackend):
-    """The echo backend with a delay, a reply and a window chosen by the test."""
-    created = 0
-    last: "Scripted | None" = None
-
-    def __init__(self) -> None:
-        type(self).created += 1
-        type(self).last = self
-        super().__init__(context_window=SCRIPT.get("window", 8192))
-
-    def stream(self, request):
-        self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
-        yield from super().stream(request)
-
-
 @pytest.fixture(autouse=True)
 def page_env(monkeypatch):
-    monkeypatch.setitem(BACKENDS, "scripted", f"{__name__}:Scripted")
+    monkeypatch.setitem(BACKENDS, "scripted", "factories:Scripted")
     monkeypatch.setenv("DOCCHAT_BACKEND", "scripted")
     SCRIPT.clear()
     st.cache_resource.clear()

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from factories import ParallelBackend, RecordingBackend, blocks_doc
 
-from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
 from docchat.summarize import (
     SummaryCancelled,
@@ -17,66 +16,9 @@ from docchat.summarize import (
     summarize_document,
 )
 from ingest import load_document
-from ingest.document import Block, Document, Page, Section
+from ingest.document import Block, Document
 
 DATA = Path(__file__).parent / "data" / "summarize"
-
-
-class RecordingBackend(EchoBackend):
-    """Echo that records every prompt and numbers its answers (NOTE0, NOTE1, ...)."""
-
-    def __init__(self, **options) -> None:
-        super().__init__(**options)
-        self.requests: list = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
-
-    def answer_for(self, messages) -> str:
-        if self.reply is not None:
-            return self.reply
-        with self._lock:
-            n = len(self.requests) - 1
-        return f"NOTE{n} " + super().answer_for(messages)
-
-    def stream(self, request):
-        with self._lock:
-            self.requests.append((list(request.messages), request.max_new_tokens))
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            yield from super().stream(request)
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
-    def prompts(self) -> list[str]:
-        return [m[-1].content for m, _ in self.requests]
-
-    def assert_all_fit(self) -> None:
-        for messages, max_new in self.requests:
-            assert self.count_prompt_tokens(messages) + max_new <= self.context_window
-
-
-class ParallelBackend(RecordingBackend):
-    """Pretends to be an HTTP backend that serves requests concurrently."""
-    name = "openai"
-
-    def stream(self, request):
-        # Echo's queue runs one request at a time; a server does not.
-        with self._lock:
-            self.requests.append((list(request.messages), request.max_new_tokens))
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            time.sleep(0.05)
-            text = self.answer_for(list(request.messages))
-            request.stats.prompt_tokens = self.count_prompt_tokens(list(request.messages))
-            request.stats.completion_tokens = len(text.split())
-            yield text
-        finally:
-            with self._lock:
-                self.in_flight -= 1
 
 
 @pytest.fixture(scope="module")
@@ -167,20 +109,11 @@ def test_lang_overrides_the_document_language(vimtutor):
     assert all("Write in English" in m[0].content for m, _ in backend.requests)
 
 
-def _doc(sections: list[list[Block]], labels: dict[int, str] | None = None) -> Document:
-    pages = sorted({b.page for blocks in sections for b in blocks})
-    return Document(
-        path="x.md", sha256="0" * 64, name="x.md", kind="markdown",
-        pages=[Page(n, "text", (labels or {}).get(n)) for n in pages],
-        sections=[Section(i, (f"Section {i}",), 1, blocks[0].page, blocks[-1].page, "mixed",
-                          tuple(blocks)) for i, blocks in enumerate(sections)])
-
-
 def test_a_big_section_splits_between_blocks_never_inside_a_code_block():
     code = "\n".join(f"value_{i} = compute({i}, {i + 1})" for i in range(40))
     prose = [Block("prose", f"Paragraph {i}. " + "word " * 60, page=1 + i // 3)
              for i in range(12)]
-    doc = _doc([prose[:6] + [Block("code", code, page=3)] + prose[6:], prose[:2]])
+    doc = blocks_doc([prose[:6] + [Block("code", code, page=3)] + prose[6:], prose[:2]])
     backend = RecordingBackend(context_window=700)
     groups = plan_groups(doc, backend, max_new_tokens=100)
     holding = [g for g in groups if "value_0 =" in g.text]
@@ -193,7 +126,7 @@ def test_a_big_section_splits_between_blocks_never_inside_a_code_block():
 
 def test_a_block_bigger_than_a_prompt_is_cut_between_lines():
     code = "\n".join(f"line_{i} = {i}" for i in range(400))
-    doc = _doc([[Block("code", code, page=1)]])
+    doc = blocks_doc([[Block("code", code, page=1)]])
     backend = RecordingBackend(context_window=600)
     groups = plan_groups(doc, backend, max_new_tokens=100)
     assert len(groups) > 1
@@ -204,7 +137,7 @@ def test_a_block_bigger_than_a_prompt_is_cut_between_lines():
 
 
 def test_page_labels_become_the_markers():
-    doc = _doc([[Block("prose", "Preface text.", page=1), Block("prose", "Body.", page=2)]],
+    doc = blocks_doc([[Block("prose", "Preface text.", page=1), Block("prose", "Body.", page=2)]],
                labels={1: "iv", 2: "1"})
     backend = RecordingBackend()
     summarize_document(doc, backend, max_new_tokens=50)
@@ -256,9 +189,9 @@ def test_the_summary_file_marks_the_pages_it_covers(apache):
     markdown = render_markdown(apache, summary, "echo")
     assert "_Apache-2.0.txt · 4 pages · single pass · echo · [pp. 1-4]_" in markdown
     assert [s.page for s in find_sources(markdown, [apache])] == [1, 2, 3, 4]
-    one = _doc([[Block("prose", "Only page.", 1)]])
+    one = blocks_doc([[Block("prose", "Only page.", 1)]])
     assert page_span(one) == "[p. 1]"
-    labelled = _doc([[Block("prose", "a", 1)], [Block("prose", "b", 2)]], {1: "iv", 2: "v"})
+    labelled = blocks_doc([[Block("prose", "a", 1)], [Block("prose", "b", 2)]], {1: "iv", 2: "v"})
     labelled.page_labels = True
     assert page_span(labelled) == "[p. iv] – [p. v]"
     assert [s.page for s in find_sources(page_span(labelled), [labelled])] == [1, 2]

@@ -1,14 +1,13 @@
 from __future__ import annotations
 
+from factories import Chars
+
 from ingest.tokens import count_many, count_tokens, tokenizer_name
 
 
-class FakeBackend:
+class FakeBackend(Chars):
     name = "llamacpp"
     model = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
-
-    def count_tokens(self, text: str) -> int:
-        return len(text)
 
 
 def test_default_is_cl100k():
