@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from docchat.backends.echo import EchoBackend
@@ -129,6 +129,26 @@ class Scripted(EchoBackend):
     def stream(self, request):
         self.reply, self.delay = SCRIPT.get("reply"), SCRIPT.get("delay", 0.0)
         yield from super().stream(request)
+
+
+def scripted_app(monkeypatch) -> Iterator[None]:
+    """For an autouse fixture of AppTest files: the app's backend is Scripted, SCRIPT and
+    the cached resources start empty; afterwards the summary runs still going are stopped."""
+    import streamlit as st
+
+    from docchat import summary_ui
+    from docchat.backends import BACKENDS
+    from docchat.config import Settings
+
+    monkeypatch.setitem(BACKENDS, "scripted", "factories:Scripted")
+    monkeypatch.setenv("DOCCHAT_BACKEND", "scripted")
+    SCRIPT.clear()
+    st.cache_resource.clear()
+    yield
+    for job in summary_ui.registry(str(Settings.from_env().db)).running():
+        job.stop()
+        job.join(10)
+    st.cache_resource.clear()
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, poll: float = 0.02):

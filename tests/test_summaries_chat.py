@@ -4,13 +4,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import factories
 import pytest
-import streamlit as st
 from factories import SCRIPT, Scripted
 from streamlit.testing.v1 import AppTest
 
 from docchat import summary_ui
-from docchat.backends import BACKENDS
 from docchat.batch import settings_key
 from docchat.config import Settings
 from docchat.store import SessionStore
@@ -18,17 +17,11 @@ from docchat.store import SessionStore
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DATA = Path(__file__).parent / "data" / "summarize"
 BSD = ("BSD.txt", (DATA / "BSD.txt").read_bytes(), "text/plain")
+
+
 @pytest.fixture(autouse=True)
 def chat_env(monkeypatch):
-    monkeypatch.setitem(BACKENDS, "slow", "factories:Scripted")
-    monkeypatch.setenv("DOCCHAT_BACKEND", "slow")
-    SCRIPT.clear()
-    st.cache_resource.clear()
-    yield
-    for job in jobs().running():
-        job.stop()
-        job.join(10)
-    st.cache_resource.clear()
+    yield from factories.scripted_app(monkeypatch)
 
 
 def jobs():

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import factories
 import pytest
-import streamlit as st
 from factories import SCRIPT, Scripted
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from docchat import summary_ui
-from docchat.backends import BACKENDS
 from docchat.config import Settings
 from docchat.store import SessionStore
 from docchat.uploads import ingest_upload
@@ -34,17 +32,10 @@ BSD, APACHE = upload("BSD.txt"), upload("Apache-2.0.txt")
 BAD = upload("broken.pdf", "invalid.pdf")
 GPL = upload("GPL-3.txt")
 
+
 @pytest.fixture(autouse=True)
 def page_env(monkeypatch):
-    monkeypatch.setitem(BACKENDS, "scripted", "factories:Scripted")
-    monkeypatch.setenv("DOCCHAT_BACKEND", "scripted")
-    SCRIPT.clear()
-    st.cache_resource.clear()
-    yield
-    for job in jobs().running():
-        job.stop()
-        job.join(10)
-    st.cache_resource.clear()
+    yield from factories.scripted_app(monkeypatch)
 
 
 @pytest.fixture
