@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from docchat.backends.echo import EchoBackend
+from docchat.errors import BackendUnavailable
 from ingest.document import Block, Document, Page, Section
 
 
@@ -109,6 +110,27 @@ class ParallelBackend(RecordingBackend):
             request.stats.prompt_tokens = self.count_prompt_tokens(list(request.messages))
             request.stats.completion_tokens = len(text.split())
             yield text
+
+
+class Interrupting(RecordingBackend):
+    """Recording echo whose request number `at` (from 0) is a Ctrl-C: KeyboardInterrupt."""
+
+    def __init__(self, at: int, **options) -> None:
+        super().__init__(**options)
+        self.at = at
+
+    def stream(self, request):
+        if len(self.requests) == self.at:
+            raise KeyboardInterrupt
+        yield from super().stream(request)
+
+
+class Down(EchoBackend):
+    """A server that is not there: every request raises BackendUnavailable."""
+
+    def stream(self, request):
+        raise BackendUnavailable("No server at http://127.0.0.1:9; is vLLM running?")
+        yield
 
 
 # What Scripted does; a test sets it before the app (or page) asks, its fixture clears it.

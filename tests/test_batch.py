@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from factories import ParallelBackend, RecordingBackend
+from factories import Down, Interrupting, ParallelBackend, RecordingBackend
 
 from docchat.backends.echo import EchoBackend
 from docchat.batch import (
@@ -105,15 +105,8 @@ def test_other_settings_are_a_different_summary(folder, store, tmp_path):
 
 def test_an_interrupted_run_keeps_finished_summaries_and_resumes(folder, store, tmp_path):
     out = tmp_path / "out"
-
-    class Interrupting(RecordingBackend):
-        def stream(self, request):
-            if len(self.requests) == 2:  # the third document
-                raise KeyboardInterrupt
-            yield from super().stream(request)
-
     with pytest.raises(KeyboardInterrupt):
-        _run(folder, Interrupting(), store, out)
+        _run(folder, Interrupting(at=2), store, out)  # Ctrl-C at the third document
     kept = sorted(p.name for p in out.glob("*.md"))
     assert len(kept) == 3 and "index.md" in kept  # two summaries and the index
     assert "pending" in (out / "index.md").read_text()
@@ -134,11 +127,6 @@ def test_a_deleted_summary_file_is_rewritten_from_the_store(folder, store, tmp_p
 
 
 def test_an_unreachable_backend_stops_the_run(folder, store, tmp_path):
-    class Down(EchoBackend):
-        def stream(self, request):
-            raise BackendUnavailable("No server at http://127.0.0.1:9; is vLLM running?")
-            yield
-
     with pytest.raises(BackendUnavailable):
         _run(folder, Down(), store, tmp_path / "out")
 

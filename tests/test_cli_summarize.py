@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from factories import RecordingBackend
+from factories import Interrupting, RecordingBackend
 
 from docchat.cli_summarize import summarize_command
 from docchat.config import Settings
@@ -82,14 +82,7 @@ def test_text_output_and_default_out_dir(folder, backends):
 
 def test_interrupt_then_resume_then_force(folder, backends, tmp_path):
     out = tmp_path / "out"
-
-    class Interrupting(RecordingBackend):
-        def stream(self, request):
-            if len(self.requests) == 1:  # Ctrl-C during the second document
-                raise KeyboardInterrupt
-            yield from super().stream(request)
-
-    backends.next = Interrupting()
+    backends.next = Interrupting(at=1)  # Ctrl-C during the second document
     result = invoke(str(folder), "--out", str(out))
     assert result.exit_code == 130 and "run the same command again" in result.stderr
     assert len(backends[-1].requests) == 1  # the second document never got going

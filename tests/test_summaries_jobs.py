@@ -14,7 +14,6 @@ import pytest
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
 from docchat.batch import StoredDocument
-from docchat.errors import BackendUnavailable
 from docchat.store import SessionStore
 from docchat.summary_files import (
     FolderRefused,
@@ -159,13 +158,8 @@ def test_cancel_stops_the_step_in_progress_and_the_documents_after_it(tmp_path, 
 
 
 def test_a_backend_that_is_down_fails_the_run_with_its_message(docs, db_path, tmp_path):
-    class Down(EchoBackend):
-        def stream(self, request):
-            raise BackendUnavailable("No server at http://127.0.0.1:9; is vLLM running?")
-            yield
-
-    job = start(SummaryJobs(), [docs / "BSD.txt", docs / "Apache-2.0.txt"], Down(), db_path,
-                tmp_path / "out")
+    job = start(SummaryJobs(), [docs / "BSD.txt", docs / "Apache-2.0.txt"], factories.Down(),
+                db_path, tmp_path / "out")
     assert job.join(10)
     view = job.snapshot()
     assert view.state == "error" and "No server" in view.error
