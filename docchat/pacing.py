@@ -259,12 +259,13 @@ class _Chunker:
             if self.code:
                 end = self.buf.find(_FENCE, self.skip)
                 if end >= 0:  # closing fence: code up to it, then back to prose
-                    out.append((self.buf[: end + 3], True))
-                    self.buf, self.code, self.skip = self.buf[end + 3 :], False, 0
+                    end += len(_FENCE)
+                    out.append((self.buf[:end], True))
+                    self.buf, self.code, self.skip = self.buf[end:], False, 0
                     continue
                 # Backticks at the end may be the start of the closing fence.
                 tail = self.buf[self.skip :]
-                keep = 0 if final else min(len(tail) - len(tail.rstrip("`")), 2)
+                keep = 0 if final else min(len(tail) - len(tail.rstrip("`")), len(_FENCE) - 1)
                 text = self.buf[: len(self.buf) - keep]
                 if text:
                     out.append((text, True))
@@ -274,7 +275,7 @@ class _Chunker:
             start = self.buf.find(_FENCE)
             if start >= 0:  # the fence ends the prose before it, so no word is partial
                 out.extend((w, False) for w in split_words(self.buf[:start]))
-                self.buf, self.code, self.skip = self.buf[start:], True, 3
+                self.buf, self.code, self.skip = self.buf[start:], True, len(_FENCE)
                 continue
             words = split_words(self.buf)
             # Simple heuristic to avoid showing incomplete words: the last one may go on.
