@@ -15,7 +15,7 @@ from ingest.errors import DocumentError, PasswordRequired
 from ingest.ocr import OcrCancelled, OcrProgress, apply_ocr
 from ingest.parallel import limited
 from ingest.pdf import OCR, check_text_layer, extract_pages
-from ingest.segment import cjk_ratio
+from ingest.segment import document_language
 from ingest.structure import build_sections
 from ingest.text import read_text, split_pages
 from ingest.tokens import TokenCounter, count_many, count_tokens, tokenizer_name
@@ -31,7 +31,6 @@ logger = logging.getLogger(__name__)
 SUPPORTED_SUFFIXES = (".pdf", ".txt", ".text", ".md", ".markdown")
 _MARKDOWN = (".md", ".markdown")
 _MB = 1024 * 1024
-_LANGUAGE_SAMPLE = 300  # characters per page looked at to decide the language
 
 
 def _check_file(path: Path, max_mb: float) -> int:
@@ -56,11 +55,6 @@ def _check_file(path: Path, max_mb: float) -> int:
 def _sha256(path: Path) -> str:
     with path.open("rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def _language(pages: list[Page]) -> str:
-    sample = "".join(p.text[:_LANGUAGE_SAMPLE] for p in pages)
-    return "zh" if cjk_ratio(sample) >= 0.3 else "en"
 
 
 def load_document(path: str | Path, password: str | None = None, max_mb: float = 200.0,
@@ -132,7 +126,8 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
         title = next((s.heading_path[0] for s in sections if s.heading_path), "") or path.stem
     doc = Document(
         path=str(path), sha256=_sha256(path), name=path.name, kind=kind, pages=pages,
-        sections=sections, language=_language(pages), title=title, tokens=sum(counts),
+        sections=sections, language=document_language([p.text for p in pages]),
+        title=title, tokens=sum(counts),
         tokenizer=tokenizer_name(tokenizer), page_labels=any(p.label for p in pages),
         warnings=warnings,
     )

@@ -8,6 +8,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
+from ingest.segment import has_cjk, plain_words
+
 logger = logging.getLogger(__name__)
 
 # Control characters except \t and \n (\r and \f are turned into \n first), DEL, soft
@@ -105,11 +107,13 @@ def normalize_page(text: str) -> str:
 
 
 def clean_pages(texts: Sequence[str], normalized: bool = False) -> list[str]:
-    """clean_text on every page, with the whole document as the vocabulary for hyphen joins.
+    """clean_text on every page, with the whole document as the vocabulary for hyphen joins,
+    after strip_line_numbers.
 
     With normalized=True the texts have been through normalize_page already.
     """
     normal = list(texts) if normalized else [normalize_page(t) for t in texts]
+    normal = strip_line_numbers(normal)
     vocabulary = _Words("\n".join(normal))
     return [_finish(join_hyphenated(t, vocabulary)) for t in normal]  # type: ignore[arg-type]
 
@@ -134,6 +138,105 @@ class _Words:
 def _finish(text: str) -> str:
     text = _TRAILING_SPACE.sub("", text)
     return _MANY_BLANKS.sub("\n\n", text).strip("\n")
+
+
+# ---- margin line numbers ---------------------------------------------------------------
+
+_LINE_NUMBER = re.compile(r"[ \t]*(\d{1,5})(?:[ \t]|$)")
+NUMBERED_LINES = 8  # a page is line-numbered when a run of at least this many lines...
+NUMBERED_SHARE = 0.5  # ...and this share of its lines start with counting numbers
+_NUMBER_STEP = 3  # a run may skip numbers (a line joined to the one before by a hyphen break)
+_RUN_REACH = 100  # a page's numbers continue another page's when they start this close after
+
+
+def _number_run(lines: list[str]) -> list[tuple[int, int]]:
+    """The longest run of (line index, number) with numbers rising by 1 to _NUMBER_STEP."""
+    best: dict[int, tuple[int, int]] = {}  # number -> (length, line) of the longest run to it
+    back: dict[int, int | None] = {}  # line -> the run's line before it
+    numbers: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        if not line[:1].isdigit() and not line[:1].isspace():
+            continue
+        m = _LINE_NUMBER.match(line)
+        if m is None:
+            continue
+        v = numbers[i] = int(m.group(1))
+        length, before = max((best[v - k] for k in range(1, _NUMBER_STEP + 1) if v - k in best),
+                             default=(0, None))
+        back[i] = before
+        if length + 1 >= best.get(v, (0, 0))[0]:
+            best[v] = (length + 1, i)
+    if not best:
+        return []
+    run: list[tuple[int, int]] = []
+    at: int | None = max(best.values())[1]
+    while at is not None:
+        run.append((at, numbers[at]))
+        at = back[at]
+    return run[::-1]
+
+
+def _prose(text: str) -> bool:
+    """A line of running text: three plain words or more, or Chinese."""
+    return len(plain_words(text)) >= 3 or (has_cjk(text) and len(text.strip()) >= 8)
+
+
+def _continues(first: list[tuple[int, int]], then: list[tuple[int, int]],
+               reach: int = _RUN_REACH) -> bool:
+    """True when the numbers of run `then` (a later page) start at most `reach` after those
+    of run `first` end, or both pages count from 1."""
+    gap = then[0][1] - first[-1][1]
+    return 0 < gap <= reach or then[0][1] == first[0][1] <= 1
+
+
+def strip_line_numbers(pages: Sequence[str]) -> list[str]:
+    """Pages without margin line numbers (drafts, bills: "129 3. FLOATS", "130 Floats are ...").
+
+    A page is line-numbered when at least NUMBERED_LINES lines and NUMBERED_SHARE of its
+    non-blank lines start with numbers counting up (by 1, or skipping up to two), and half of
+    those lines are running text (numbered code listings and tables keep their numbers). Its
+    numbers are the document's margin numbering, not a table's column, when the next such
+    page continues them (or both count from 1). Then a page with a shorter run (3+ lines:
+    a page of floats) is stripped too when its numbers go on right where the numbered page
+    before it stopped (or the next one starts right after them). A number at a line start is
+    removed with one space after it; lines that held only a number become blank.
+    """
+    split = [p.split("\n") for p in pages]
+    runs = [_number_run(lines) for lines in split]
+    filled = [sum(1 for line in lines if line.strip()) for lines in split]
+    strong = [k for k, run in enumerate(runs)
+              if len(run) >= max(NUMBERED_LINES, NUMBERED_SHARE * filled[k])
+              and 2 * sum(_prose(_LINE_NUMBER.sub("", split[k][i], count=1)) for i, _ in run)
+              >= len(run)]
+    numbered: set[int] = set()
+    for a, b in zip(strong, strong[1:]):
+        if _continues(runs[a], runs[b]):
+            numbered |= {a, b}
+    if not numbered:
+        return list(pages)
+    for order in (range(len(pages)), range(len(pages) - 1, -1, -1)):
+        last = None  # the numbered page seen last in this pass
+        for k in order:
+            if k in numbered:
+                last = k
+            elif len(runs[k]) >= 3 and last is not None:
+                a, b = sorted((last, k))
+                if _continues(runs[a], runs[b], reach=_NUMBER_STEP):
+                    numbered.add(k)
+                    last = k
+    out = list(pages)
+    for k in sorted(numbered):
+        lines = split[k]
+        run = runs[k]
+        for n, (i, v) in enumerate(run):
+            line = _LINE_NUMBER.sub("", lines[i], count=1)
+            upto = run[n + 1][1] if n + 1 < len(run) else v + 1
+            for skipped in range(v + 1, upto):  # "doc\ufffe60 ument": PDFium joined the lines
+                line = line.replace(f"\ufffe{skipped} ", "\ufffe", 1)
+            lines[i] = line
+        out[k] = "\n".join(lines)
+    logger.debug("margin line numbers removed on %d page(s)", len(numbered))
+    return out
 
 
 # ---- running headers and footers -------------------------------------------------------

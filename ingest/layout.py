@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from ingest.segment import plain_words
 from ingest.structure import CODE_LINE
 
 
@@ -384,9 +385,20 @@ def _markdown(
 _BULLETS = "•◦▪‣∙●○■□–—-*"
 
 
+def _line_numbered(table: list[list[str]]) -> bool:
+    """True for margin line numbers beside lines of running text (a line-numbered draft)."""
+    if len(table[0]) != 2 or not all(r[0].isdigit() for r in table):
+        return False
+    numbers = [int(r[0]) for r in table]
+    return (all(0 < b - a <= 3 for a, b in zip(numbers, numbers[1:]))
+            and 2 * sum(len(plain_words(r[1])) >= 3 for r in table) >= len(table))
+
+
 def _plausible(table: list[list[str]]) -> bool:
-    """False for a list read as a table (a bullet column, cells starting with bullets) or a
-    table with a column that is mostly empty."""
+    """False for a list read as a table (a bullet column, cells starting with bullets), a
+    table with a column that is mostly empty, or line-numbered text."""
+    if _line_numbered(table):
+        return False
     rows = len(table)
     for k in range(len(table[0])):
         column = [r[k] for r in table]

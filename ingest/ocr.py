@@ -27,7 +27,7 @@ from ingest.clean import normalize_page
 from ingest.errors import DocumentError
 from ingest.parallel import cores
 from ingest.pdf import GARBAGE, IMAGE, OCR, PDFIUM_LOCK, PdfText, numbers_text, open_pdf
-from ingest.segment import cjk_ratio
+from ingest.segment import cjk_ratio, document_language
 
 logger = logging.getLogger(__name__)
 
@@ -278,10 +278,10 @@ def apply_ocr(
 
 def _document_language(texts: Sequence[str]) -> str | None:
     """ "zh"/"en" from the pages that have a text layer; None when they are too few to tell."""
-    sample = "".join(t[:300] for t in texts if t.strip())
-    if len(sample) < 200:
+    filled = [t for t in texts if t.strip()]
+    if sum(len(t) for t in filled) < 200:
         return None
-    return "zh" if cjk_ratio(sample) >= 0.3 else "en"
+    return document_language(filled)
 
 
 def _skip_hint(count: int, limit: int, reason: str | None) -> str:

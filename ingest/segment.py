@@ -40,6 +40,39 @@ def cjk_ratio(text: str) -> float:
     return sum(len(m) for m in _CJK_RUN.findall(text)) / letters
 
 
+# A word of prose: letters (with ' or - inside) between spaces, maybe in brackets or quotes and
+# before punctuation. Tokens of code ("\\cs_new:Npn", "up~to~date", "x=1") and data ("09/07/00",
+# "HH:MM:SS") are not.
+_PLAIN_WORD = re.compile(r"[(\[\"'“‘]*([^\W\d_]+(?:[-'’][^\W\d_]+)*)[)\]\"'”’.,;:!?]*")
+ZH_SHARE = 0.3  # a document or text is Chinese from this share of CJK ideographs in its prose
+
+
+def plain_words(text: str) -> list[str]:
+    """The words of prose in text, without their brackets and punctuation (see _PLAIN_WORD)."""
+    out = []
+    for token in text.split():
+        m = _PLAIN_WORD.fullmatch(token)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+def prose_cjk_share(*texts: str) -> float:
+    """Share of CJK ideographs among the letters of the texts' prose: every ideograph, but
+    other letters only in plain words, so that code, markup and data do not count as English."""
+    cjk = sum(len(m) for t in texts if not t.isascii() for m in _CJK_RUN.findall(t))
+    if not cjk:
+        return 0.0
+    other = sum(len(_CJK_RUN.sub("", w)) for t in texts for w in plain_words(t))
+    return cjk / (cjk + other)
+
+
+def document_language(texts: Sequence[str]) -> str:
+    """ "zh" when at least ZH_SHARE of the letters in the texts' prose are CJK ideographs (a
+    Chinese manual with pages of English code is Chinese), else "en"."""
+    return "zh" if prose_cjk_share(*texts) >= ZH_SHARE else "en"
+
+
 # jieba's segmentation of a Chinese run depends only on the run (and the dictionary, which
 # docchat never changes), and runs recur a lot (terms of art, 的/是/在 between Latin words),
 # so cut each distinct run once. Cleared when full rather than kept as an LRU: cheaper.

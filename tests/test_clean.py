@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +12,7 @@ from ingest.clean import (
     join_hyphenated,
     nfkc,
     strip_controls,
+    strip_line_numbers,
     strip_running_lines,
 )
 
@@ -161,3 +164,65 @@ def test_nfkc_matches_per_run_reference(text):
     keep = "\u3000\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
     expected = re.sub(f"[^{keep}]+", lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     assert nfkc(text) == expected
+
+
+# ---- margin line numbers ---------------------------------------------------------------
+
+_PROSE = ("The manuscript includes many figure and table examples for authors",
+          "Information on features not explicitly mentioned can be found online",
+          "Authors are welcome to replace the text, tables and bibliography")
+
+
+def _numbered(first: int, lines: list[str]) -> str:
+    """A page whose lines carry margin numbers from `first` on."""
+    return "\n".join(f"{n} {line}".rstrip() for n, line in enumerate(lines, start=first))
+
+
+def _prose(count: int) -> list[str]:
+    return [f"{_PROSE[k % 3]} ({k})." for k in range(count)]
+
+
+def test_margin_line_numbers_are_stripped():
+    first = _prose(4) + ["2. METHODS"] + _prose(7)
+    pages = ["Draft version March 2021\n" + _numbered(1, first), _numbered(13, _prose(12))]
+    out = strip_line_numbers(pages)
+    assert out[0].split("\n")[:2] == ["Draft version March 2021", f"{_PROSE[0]} (0)."]
+    assert "\n2. METHODS\n" in out[0]
+    assert out[1].split("\n")[0] == f"{_PROSE[0]} (0)."
+    assert not any(re.match(r"\d+ ", line) for p in out for line in p.split("\n"))
+
+
+def test_line_numbers_go_before_hyphen_joins_and_blank_lines_stay_blank():
+    second = _prose(5) + ["the manage-", "ment of it.", ""] + _prose(4)
+    cleaned = clean_pages([_numbered(1, _prose(12)), _numbered(13, second)])
+    assert "the management of it." in cleaned[1]
+    assert "of it.\n\n" in cleaned[1]  # a number alone marked a blank line of the draft
+    # PDFium joins a hyphen-broken line to the next one, number and all: "doc\ufffe60 ument"
+    first = _numbered(1, _prose(12)).replace("\n3 ", " doc\ufffe3 ument ", 1)
+    assert " doc\ufffeument " in strip_line_numbers([first, _numbered(13, _prose(12))])[0]
+
+
+def test_a_page_of_floats_continuing_the_numbers_is_stripped():
+    floats = "Figure 3. A caption\nwithout numbers\n" * 4 + _numbered(25, _prose(3))
+    out = strip_line_numbers([_numbered(1, _prose(12)), _numbered(13, _prose(12)), floats])
+    assert out[2].endswith(f"{_PROSE[0]} (0).\n{_PROSE[1]} (1).\n{_PROSE[2]} (2).")
+
+
+def test_tables_and_listings_keep_their_numbers():
+    codes = "\n".join(f"{k} dd-mmm-yyyy 07-Sep-{k:02d}" for k in range(32))
+    assert strip_line_numbers([codes, codes]) == [codes, codes]
+    listing = ["\n".join(f"{n} \\cs_new:Npn \\foo_{n}:n #1 {{ }}" for n in range(a, a + 20))
+               for a in (1, 21)]
+    assert strip_line_numbers(listing) == listing
+    one = [_numbered(1, _prose(12)), "Plain prose."]  # alone, it could be a table's column
+    assert strip_line_numbers(one) == one
+    items = ["\n".join(f"{k}. {_PROSE[k % 3]}." for k in range(1, 11))] * 2
+    assert strip_line_numbers(items) == items
+
+
+def test_line_numbered_text_is_not_read_as_a_table():
+    from ingest.layout import _plausible
+
+    rows = [[str(n), f"{_PROSE[n % 3]} and more"] for n in range(223, 230)]
+    assert not _plausible(rows)
+    assert _plausible([["1", "Apple"], ["2", "Pear"], ["3", "Fig"]])

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 import ingest
+from ingest.segment import cjk_ratio, prose_cjk_share
 from ingest.text import detect_encoding, read_text, split_pages
 
 CHINESE = "第一章 总则\n\n本规范适用于所有软件包。繁體字也可以。\n" * 20
@@ -68,3 +69,37 @@ def test_whitespace_only_file(tmp_path):
     path.write_text("   \n\n  ")
     with pytest.raises(ingest.DocumentError, match="only whitespace"):
         ingest.load_document(path)
+
+
+ENGLISH = "The package manager installs software from the archive and keeps it current.\n" * 30
+CODE = "\n".join(f"\\cs_new_protected:Npn \\ctex_set_{k}:n #1 {{ \\tl_set:Nn \\l_tmp_tl {{#1}} }}"
+                 for k in range(40))
+
+
+def test_chinese_manual_with_pages_of_code_is_chinese(tmp_path):
+    manual = "第一章 简介\n\n" + "本宏集提供中文排版的支持，用户可以使用这些选项来控制行为。\n" * 12
+    pages = [manual] * 3 + [CODE] * 12
+    path = tmp_path / "manual.txt"
+    path.write_text("\f".join(pages), encoding="utf-8")
+    assert ingest.load_document(path).language == "zh"
+    assert cjk_ratio("\n".join(pages)) < 0.3  # among all letters, code included, it is not
+
+
+def test_english_with_chinese_examples_and_code_stays_english(tmp_path):
+    examples = "Chinese text such as 你好，世界 or 中文排版的支持 needs a CJK font.\n" * 10
+    pages = [ENGLISH] * 4 + [CODE] * 8 + [examples]
+    path = tmp_path / "guide.txt"
+    path.write_text("\f".join(pages), encoding="utf-8")
+    assert ingest.load_document(path).language == "en"
+    assert prose_cjk_share(CODE) == 0.0 and prose_cjk_share(examples) < 0.3
+
+
+def test_line_numbered_text_loses_its_numbers(tmp_path):
+    lines = ["1. INTRODUCTION"] + ["This draft has numbers in the left margin of every line."] * 20
+    lines += ["2. METHODS"] + ["We count the lines of each page and remove the numbers again."] * 20
+    numbered = [f"{n} {line}" for n, line in enumerate(lines, start=1)]
+    path = tmp_path / "draft.txt"
+    path.write_text("\n".join(numbered[:21]) + "\f" + "\n".join(numbered[21:]), encoding="utf-8")
+    doc = ingest.load_document(path)
+    assert [s.title for s in doc.sections] == ["1. INTRODUCTION", "2. METHODS"]
+    assert doc.pages[1].text.startswith("2. METHODS\nWe count")
