@@ -54,6 +54,8 @@ _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
 _LETTER_HEAD = re.compile(r"^([A-H])\.[ \t]+(\S.*)$")
+# Appendix sections under a letter heading: "A.1. Proposal", "B.2.3 Tables".
+_LETTER_NUMBERED = re.compile(r"^([A-H])\.(\d{1,2}(?:\.\d{1,3}){0,4})\.?[ \t]+(\S.*)$")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 
 
@@ -89,11 +91,69 @@ def _plausible_next(prev: tuple[int, ...] | None, num: tuple[int, ...]) -> bool:
             and all(x == 1 for x in num[len(prev):]))
 
 
+# A title ended by a period, alone or before its clause's text ("1. Definitions.", "2. Grant of
+# Copyright License. Subject to ..."): licences and contracts number their sections this way.
+_RUN_IN = re.compile(r"([^.,;:!?]{2,80})\.(?:[ \t]+([A-Z\"“(].*))?")
+_SMALL_WORDS = frozenset(
+    "a an and as at but by for from in into its nor of on or the this to vs with".split())
+
+
+def _run_in_title(title: str) -> bool:
+    """True for a phrase in title case ("Grant of Copyright License", "Definitions"): short,
+    every word capitalised but small ones, and no initials ("Knuth D" is a reference)."""
+    words = title.split()
+    if not words or len(words) > 10 or not title[0].isupper():
+        return False
+    for word in words:
+        letters = word.lstrip("\"“‘'(")
+        if not letters or letters[0].isdigit():
+            continue
+        if (letters[0].islower() and word not in _SMALL_WORDS) or (
+                len(letters) == 1 and letters.isupper() and word is not words[0]):
+            return False
+    return True
+
+
+def _runs_on(raw: str, text_start: int, nxt: str, wrap: int) -> bool:
+    """True for a numbered line that is a list item, not a heading: it nearly fills the line
+    (3/4 of the text's usual width) and the next line goes on with it, starting in lower case
+    or indented to where the item's own text starts; or it leaves a bracket open, or ends
+    with a colon above a list."""
+    if not nxt.strip():
+        return False
+    if raw.rstrip().endswith((":", "：")) and _LIST_ITEM.match(nxt):
+        return True  # "7. Term limit:" above its own list
+    if raw.count("(") > raw.count(")"):
+        return True  # "... the Current Maintainer (and the" / "Copyright Holder, ...)"
+    if len(raw.rstrip()) < 0.75 * wrap:
+        return False
+    column = len(raw) - len(raw.lstrip()) + text_start  # where "A person ..." starts in raw
+    return nxt.lstrip()[0].islower() or len(nxt) - len(nxt.lstrip()) == column > 0
+
+
+def _continues_above(prev: str, raw: str, wrap: int) -> bool:
+    """True when a full line starting with a number follows a full line cut mid-sentence (it
+    ends in a lower-case word or a comma): the middle of a paragraph ("under section" / "7.
+    This requirement modifies ..."), not a heading."""
+    end = prev.rstrip()[-1:]
+    return (len(prev.rstrip()) >= 0.75 * wrap and len(raw.rstrip()) >= 0.75 * wrap
+            and (end.islower() or end == ","))
+
+
+def _text_width(lines: list[str]) -> int:
+    """The usual length of a full line of text (90th percentile of non-blank lines)."""
+    lengths = sorted(len(line.rstrip()) for line in lines if line.strip())
+    return lengths[int(0.9 * (len(lengths) - 1))] if lengths else 0
+
+
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     heads: list[_Heading] = []
+    wrap = _text_width(lines)
     setext_ranks: dict[str, int] = {"=": 1, "-": 2} if markdown else {}
     prev_num: tuple[int, ...] | None = None
     prev_roman = prev_letter = 0  # last "IV." and "B." heading numbers (0: none yet)
+    prev_sub: tuple[int, ...] | None = None  # last "A.1" heading's numbers under its letter
+    prev_indent = 0  # of the last numbered heading: a sibling or parent is not indented deeper
     in_fence = False
     n = len(lines)
     for i, raw in enumerate(lines):
@@ -129,15 +189,37 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
                 prev_roman, prev_letter, prev_num = prev_roman + 1, 0, None
                 heads.append(_Heading(i, end, 0.5, title))
                 continue
+        if (m := _LETTER_NUMBERED.match(line)) and prev_letter \
+                and ord(m.group(1)) - 64 == prev_letter:  # under "A. Standard Resolution ..."
+            num = tuple(int(x) for x in m.group(2).split("."))
+            if (_title_ok(m.group(3)) and _plausible_next(prev_sub, num)
+                    and not _runs_on(raw, m.start(3), nxt, wrap)):
+                prev_sub = num
+                heads.append(_Heading(i, i + 1, 1.0 + len(num), line))
+            continue
         if (m := _LETTER_HEAD.match(line)) and ord(m.group(1)) - 64 == prev_letter + 1 \
                 and (prev_roman or prev_letter or m.group(1) == "A") and _title_ok(m.group(2)):
-            prev_letter, prev_num = prev_letter + 1, None
+            prev_letter, prev_num, prev_sub = prev_letter + 1, None, None
             heads.append(_Heading(i, i + 1, 0.75, line))
             continue
         if m := _NUMBERED.match(line):
             num = tuple(int(x) for x in m.group(1).split("."))
-            if _title_ok(m.group(2)) and _plausible_next(prev_num, num):
+            indent = len(raw) - len(raw.lstrip())
+            if (not _plausible_next(prev_num, num)
+                    or (prev_num and len(num) <= len(prev_num) and indent > prev_indent + 1)
+                    or _continues_above(lines[i - 1] if i else "", raw, wrap)):
+                continue
+            if run_in := _RUN_IN.fullmatch(m.group(2)):
+                if _run_in_title(run_in.group(1)):  # "2. Grant of Copyright License. Subject"
+                    prev_num = num
+                    prev_indent = indent
+                    title = line[:m.start(2)] + run_in.group(1) + "."
+                    end = i if run_in.group(2) else i + 1  # the run-in text stays in the body
+                    heads.append(_Heading(i, end, float(len(num)), title))
+                    continue
+            if _title_ok(m.group(2)) and not _runs_on(raw, m.start(2), nxt, wrap):
                 prev_num = num
+                prev_indent = indent
                 heads.append(_Heading(i, i + 1, float(len(num)), line))
             continue
         if m := _CHAPTER.match(line):

@@ -113,3 +113,109 @@ def test_paper_roman_and_letter_headings():
     assert ("I. INTRODUCTION", "B. Method", "1. Details") in paths
     assert ("II. RESULTS, DISCUSSION",) in paths
     assert not any("Beutler" in h or "Skipped" in h for p in paths for h in p)
+
+
+# A plain-text rule book: numbered headings at the left, numbered list items indented below them.
+RULES = """\
+1. Introduction
+
+   The Project is an association of individuals who have made common
+   cause to create a free operating system.
+
+2. Decision-making bodies and individuals
+
+   Each decision in the Project is made by one or more of the following:
+    1. The Developers, by way of General Resolution or an election;
+    2. The Project Leader.
+
+  2.1. General rules
+
+    1. Nothing in this constitution imposes an obligation on anyone to do
+       work for the Project. A person who does not want to do a task need
+       not do it.
+    2. A person may leave the Project or resign from a particular post
+       they hold, at any time, by stating so publicly.
+    3. Make decisions about property held in trust for purposes related to
+       Debian.
+    4. Make a reasonable attempt to trace the Current Maintainer (and the
+       Copyright Holder, if the two differ) through an Internet search.
+    5. Appoint the Chair of the Technical Committee.
+    6. Term limit:
+         1. On January 1st of each year the term of any member who has
+            served more than 42 months ends.
+
+3. Individual Developers
+
+  3.1. Powers
+
+   An individual Developer may make any technical or nontechnical decision
+   with regard to their own work. Together, the Developers may:
+    4. Appoint the Chair of the Technical Committee.
+
+A. Standard Resolution Procedure
+
+  A.0. Proposal
+
+   The formal procedure begins when a draft resolution is proposed.
+
+  A.1. Discussion and Amendment
+
+   The discussion period starts when a draft resolution is proposed.
+"""
+
+
+def test_numbered_list_items_are_not_headings():
+    sections = build_sections(pages(RULES))
+    assert [s.heading_path for s in sections] == [
+        ("1. Introduction",),
+        ("2. Decision-making bodies and individuals",),
+        ("2. Decision-making bodies and individuals", "2.1. General rules"),
+        ("3. Individual Developers",),
+        ("3. Individual Developers", "3.1. Powers"),
+        ("A. Standard Resolution Procedure",),
+        ("A. Standard Resolution Procedure", "A.0. Proposal"),
+        ("A. Standard Resolution Procedure", "A.1. Discussion and Amendment"),
+    ]
+    rules = sections[2].text
+    assert "leave the Project" in rules and "Term limit:" in rules and "42 months" in rules
+
+
+def test_numbered_line_in_the_middle_of_a_paragraph_is_not_a_heading():
+    text = ("6. Scope\n"
+            "    b) The work must carry prominent notices stating that it is\n"
+            "    released under this License and any conditions added under section\n"
+            "    7.  This requirement modifies the requirement in section 4 to\n"
+            "    keep intact all notices.\n"
+            "7. Versions\nShort.")
+    assert [s.title for s in build_sections(pages(text))] == ["6. Scope", "7. Versions"]
+
+
+def test_licence_sections_titled_by_their_first_words():
+    text = ("Apache License\n\n"
+            "   1. Definitions.\n\n      \"License\" shall mean the terms and conditions.\n\n"
+            "   2. Grant of Copyright License. Subject to the terms and conditions of\n"
+            "      this License, each Contributor hereby grants to You a license.\n\n"
+            "   3. Knuth D. The TeXbook. Addison-Wesley.\n\n"
+            "   3. Redistribution. You may reproduce and distribute copies.\n")
+    sections = build_sections(pages(text))
+    assert [s.title for s in sections[1:]] == ["1. Definitions.", "2. Grant of Copyright License.",
+                                               "3. Redistribution."]
+    assert sections[2].text.startswith("   2. Grant of Copyright License. Subject to the terms")
+    assert "Knuth" in sections[2].text
+
+
+def test_wrapped_list_items_at_the_headings_margin():
+    # As PDF text comes (no indentation) or a plain text file with items at the left margin.
+    text = ("1. Scope\n"
+            "Each decision in the Project is made by one or more of the bodies below.\n"
+            "2. A person may leave the Project or resign from a particular post\n"
+            "they hold, at any time, by stating so publicly, in writing or by mail.\n"
+            "2. Make a reasonable attempt to trace the Current Maintainer (and the\n"
+            "Copyright Holder, if the two differ) through an Internet search, or more.\n"
+            "2. The Project Leader's Delegates may choose not to admit new\n"
+            "   Developers, or expel existing Developers who abuse the rules here.\n"
+            "2. Term limit:\n"
+            "- one year for the leader of the Project, two for the committee\n"
+            "2. Versions\n"
+            "Text.")
+    assert [s.title for s in build_sections(pages(text))] == ["1. Scope", "2. Versions"]
