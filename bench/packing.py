@@ -340,8 +340,7 @@ PACK_PARAMS = set(inspect.signature(pack).parameters)
 
 
 def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True):
-    kwargs = {"history": item.history, "search": lambda text, ids=[d.id for d in docs]:
-              store.search_sections(text, ids),
+    kwargs = {"history": item.history, "search": store.searcher([d.id for d in docs]),
               "max_new_tokens": MAX_NEW, "context_window": budget + MAX_NEW}
     if "store" in PACK_PARAMS:
         kwargs["store"] = store
@@ -570,7 +569,7 @@ def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
     first = None
     if fresh is not None and "embedder" in PACK_PARAMS:
         # A new embedder: nothing cached in memory, as after a restart.
-        kwargs = {"search": lambda t: lib.store.search_sections(t, [doc.id]),
+        kwargs = {"search": lib.store.searcher([doc.id]),
                   "max_new_tokens": MAX_NEW, "context_window": 8000 + MAX_NEW,
                   "embedder": fresh()}
         if "store" in PACK_PARAMS:

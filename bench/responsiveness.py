@@ -62,7 +62,7 @@ def run_question(documents, question, backend, store, history, previous, target,
     answer = ask(documents, question, backend, history=history, preset="raw",
                  overrides={"max_new_tokens": new_tokens}, ttft_target=target,
                  whole_window=whole_window, previous_sections=previous, started_at=started,
-                 search=lambda q: store.search_sections(q, doc_ids))
+                 search=store.searcher(doc_ids))
     first = None
     for _ in answer:
         if first is None:
@@ -106,7 +106,7 @@ def stop_run(documents, question, backend, store, phase: str, new_tokens: int,
     answer = ask(documents, question, backend, preset="raw", cancel=cancel,
                  overrides={"max_new_tokens": 256 if phase == "decode" else new_tokens},
                  whole_window=phase == "prefill", ttft_target=target,
-                 search=lambda q: store.search_sections(q, doc_ids))
+                 search=store.searcher(doc_ids))
     events = []
 
     def progress(p) -> None:

@@ -264,8 +264,14 @@ def answer_factory(documents: Sequence, question: str, backend, history: Sequenc
                 local.store = SessionStore.open(db_path)
             return local.store
 
-        def search(query: str):
-            return opened().search_sections(query, doc_ids)
+        class Search:  # the store's sections and windows, through this thread's connection
+            def __call__(self, query: str):
+                return opened().searcher(doc_ids)(query)
+
+            def windows(self, query: str):
+                return opened().searcher(doc_ids).windows(query)
+
+        search = Search()
 
         vectors = opened() if hasattr(SessionStore, "put_embeddings") else None
         return ask(list(documents), question, backend, history=list(history), preset=preset,

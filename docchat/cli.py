@@ -165,7 +165,7 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, ttft_
         answer = ask_question(documents, question, engine, history=history, preset=preset,
                               overrides={"max_new_tokens": max_new_tokens} if max_new_tokens
                               else None,
-                              search=lambda q: store.search_sections(q, doc_ids),
+                              search=store.searcher(doc_ids),
                               started_at=started, ttft_target=settings.ttft_target,
                               whole_window=whole_window)
         progress = _ProgressLine(started)
@@ -221,7 +221,7 @@ def pack(paths, question, budget, max_new_tokens, history_file, backend, model, 
         doc_ids = [d.id for d in documents]
         window, reserve = ((budget, 0) if budget else (engine.context_window, max_new_tokens))
         packed = pack_context(documents, question, engine, history=_read_history(history_file),
-                              search=lambda q: store.search_sections(q, doc_ids),
+                              search=store.searcher(doc_ids),
                               max_new_tokens=reserve, context_window=window,
                               history_turns=settings.history_turns, store=store)
     except DocchatError as e:

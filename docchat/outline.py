@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from docchat.passages import Counter, page_marker
+from docchat.retrieval import STOPWORDS, index_terms
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -142,12 +143,55 @@ def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
     return out
 
 
+def title_terms(title: str) -> set[str]:
+    """A heading title's search words (stemmed as the index), without numbers and
+    function words: "10.2 Backup and recovery" -> {"backup", "recoveri"}."""
+    return {t for t in index_terms(title) if not t.isdigit() and t not in STOPWORDS}
+
+
+def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+               named: set[str], with_children: bool = False) -> tuple[int, int] | None:
+    """(document, entry) of the heading the question names by its title: all of its title
+    words among named (the question's search words, stemmed; translations included). The
+    title with most words first, then the part's score; a one-word title only over the
+    question's hits. None if none. (A share of the words was tried: "debian 目录下的其他
+    文件" then stood for "debian 目录中的必需内容" on a question about the essential files.)"""
+    if not named:
+        return None
+    best, found = None, None
+    for di, (d, rel) in enumerate(zip(documents, relevance)):
+        es = entries_of(d)
+        scores = part_scores(d, rel)
+        for ei, e in enumerate(es):
+            if with_children and not _has_children(es, ei):
+                continue
+            words = title_terms(d.sections[e.start].heading_path[e.depth - 1])
+            hit = len(words & named)
+            if not words or hit < len(words) or (hit == 1 and scores[ei] <= 0):
+                continue
+            key = (hit, scores[ei])
+            if best is None or key > best:
+                best, found = key, (di, ei)
+    return found
+
+
+def _has_children(es: Sequence[Entry], ei: int) -> bool:
+    return (ei + 1 < len(es) and es[ei + 1].depth > es[ei].depth
+            and es[ei + 1].start < es[ei].end)
+
+
 def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
-                     with_children: bool = False) -> tuple[int, int] | None:
-    """(document, entry) of the part of the documents the question is about: of the
-    headings scoring at least PART_ALPHA of the best one (headings over the question's
-    best sections), the one over the fewest sections. with_children: only headings with
-    headings under them. None without hits."""
+                     with_children: bool = False, named: set[str] | None = None
+                     ) -> tuple[int, int] | None:
+    """(document, entry) of the part of the documents the question is about: the heading
+    it names by title (named_part, when named is given), else of the headings scoring at
+    least PART_ALPHA of the best one (headings over the question's best sections), the one
+    over the fewest sections. with_children: only headings with headings under them. None
+    without hits."""
+    if named:
+        found = named_part(documents, relevance, named, with_children)
+        if found is not None:
+            return found
     scored = []
     for di, (d, rel) in enumerate(zip(documents, relevance)):
         if not rel:
@@ -156,8 +200,7 @@ def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int
         for ei, sc in enumerate(part_scores(d, rel)):
             if sc <= 0:
                 continue
-            if with_children and not (ei + 1 < len(es) and es[ei + 1].depth > es[ei].depth
-                                      and es[ei + 1].start < es[ei].end):
+            if with_children and not _has_children(es, ei):
                 continue
             scored.append((sc, di, ei))
     if not scored:
@@ -180,12 +223,13 @@ def subtree(doc: Document, ei: int) -> list[int]:
 
 
 def focus_outline(documents: Sequence[Document], counter: Counter, budget: int,
-                  relevance: Sequence[dict[int, float]], shown: "Outline | None" = None) -> str:
+                  relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
+                  named: set[str] | None = None) -> str:
     """The whole sub-outline, with pages, of the part the question is about (see
     part_asked_about: a chapter, or a section with subsections), its deepest levels left
     out first when it does not fit budget tokens; empty when there is no such part or the
     outline shown already holds all of it."""
-    found = part_asked_about(documents, relevance, with_children=True)
+    found = part_asked_about(documents, relevance, with_children=True, named=named)
     if found is None or budget <= 0:
         return ""
     di, ei = found

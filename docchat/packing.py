@@ -29,11 +29,14 @@ from docchat.retrieval import (
     SearchFn,
     SectionIndex,
     add_dense,
+    add_windows,
     block_scores,
     build_queries,
     content_terms,
     doc_key,
     fused_scores,
+    index_terms,
+    window_scores,
 )
 from ingest.document import Document
 from ingest.tokens import tokenizer_name
@@ -53,6 +56,10 @@ REUSE_SHARE = 0.5  # of the evidence budget: the previous prompt's first section
 REUSE_MIN = 5000  # tokens of evidence budget below which nothing is kept for reuse
 SPAN_SHARE = 0.5  # of the evidence budget: the most a part packed whole may take
 FOCUS_SHARE = 0.2  # of the evidence budget: the sub-outline of the chapter asked about
+BREADTH_TOP = 6  # windows taken first, at most
+BREADTH_SHARE = 0.5  # of the evidence budget: the most the first windows may take
+WINDOW_FLOOR = 0.5  # of the best window's score: weaker windows are not taken first
+KEPT_BLOCK = 1e9  # block score that keeps a chosen window's blocks when a section grows
 # A follow-up keeps the previous prompt's excerpts exactly as they were (same sections, same
 # blocks, same order; the backend's cache holds them) while they are still relevant: one of
 # them among the new question's REUSE_TOP best fused hits, or the question elliptical (at
@@ -320,13 +327,19 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if "scores" not in found:
             queries = build_queries(question, history, documents, rewrite=rewrite,
                                     expand=expand)
-            fused = fused_scores(search or SectionIndex(documents), queries)
+            searcher = search or SectionIndex(documents)
+            fused = fused_scores(searcher, queries)
+            windows = getattr(searcher, "windows", None) or SectionIndex(documents).windows
+            found["windows"] = window_scores(windows, queries)
+            fused = add_windows(fused, found["windows"])
             if embedder is not None and embedder.enabled:
                 keys = [doc_key(d, i) for i, d in enumerate(documents)]
                 fused = add_dense(fused, embedder.scores(question, documents, keys,
                                                          store=store, queries=queries))
             found["scores"] = fused
             found["terms"] = content_terms(" ".join(q.text for q in queries))
+            found["named"] = set(index_terms(" ".join(queries[0].text.split()))) if (
+                queries) else set()
         return found["scores"]
 
     # The outline is always kept: whole if it fits, else the top levels. It depends only on
@@ -364,7 +377,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 # The part of the documents the question is about, with its whole
                 # sub-outline (the full outline did not fit).
                 focus = focus_outline(documents, counter, int(avail * FOCUS_SHARE), positions,
-                                      shown=outline)
+                                      shown=outline, named=found["named"])
                 if focus:
                     avail -= counter.text(prompts.context_block("", "", lang, focus)) + 4
             resolved = _resolve(documents, names, prev) if prev else []
@@ -385,7 +398,8 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             else:
                 keep = _reused(documents, names, previous_sections, counter,
                                int(avail * REUSE_SHARE) if avail >= REUSE_MIN else 0)
-            picked = _select(documents, fused, qterms, counter, avail, positions, keep)
+            picked = _select(documents, fused, qterms, counter, avail, positions, keep,
+                             _window_positions(documents, found["windows"]))
     turns = [*older, *recent]
     order = _order(documents, names, picked, previous_sections, kept_first)
 
@@ -471,6 +485,19 @@ def _positions(documents: Sequence[Document], scores: dict) -> list[dict[int, fl
     return out
 
 
+def _window_positions(documents: Sequence[Document], windows: dict
+                      ) -> list[tuple[int, int, int, int, float]]:
+    """Window scores as (document, section position, first, last, score), best first."""
+    where = {doc_key(d, i): i for i, d in enumerate(documents)}
+    pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
+    out = []
+    for (key, idx, first, last), sc in windows.items():
+        i = where.get(key)
+        if i is not None and idx in pos[i]:
+            out.append((i, pos[i][idx], first, last, sc))
+    return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
+
+
 def _whole_cost(documents: Sequence[Document], counter: Counter, avail: int) -> int | None:
     """Tokens of every document rendered whole, or None when that clearly cannot fit."""
     chars = sum(_chars(d) for d in documents)
@@ -526,9 +553,13 @@ def _reused(documents: Sequence[Document], names: Sequence[object],
 
 def _select(documents: Sequence[Document], scores: dict, qterms: list[str], counter: Counter,
             avail: int, positions: list[dict[int, float]] | None = None,
-            keep: Sequence[tuple] = ()) -> list[list[Passage]]:
-    """Choose passages per document: the kept ones (previous prompt), hits and their
-    neighbours by score, then the start."""
+            keep: Sequence[tuple] = (),
+            windows: Sequence[tuple[int, int, int, int, float]] = ()) -> list[list[Passage]]:
+    """Choose passages per document: the kept ones (previous prompt), the part asked
+    about whole, the best windows (passage hits), then hits and their neighbours by score
+    (a window's section grows to whole where it fits), then the start.
+
+    windows: (document, section position, first block, last block, score), best first."""
     queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
     relevance: list[float] = []
     if positions is None:
@@ -553,6 +584,7 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
     chosen: list[dict[int, Passage]] = [{} for _ in documents]
     used = 0
     rank = 0
+    frozen = {(di, p) for di, p, *_ in keep}  # kept as they were: never grown
     for di, p, *blocks in keep:
         rank += 1
         chosen[di][p] = Passage(documents[di], documents[di].sections[p],
@@ -575,28 +607,71 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
                 chosen[di][p] = Passage(x.doc, x.section, None, rank)
                 used += x.cost(counter)
 
+    # Precision first: the best windows (the paragraphs that match the question best,
+    # wherever their sections rank), up to BREADTH_TOP of them in BREADTH_SHARE of each
+    # document's share of the budget.
+    breadth, taken = [0.0] * n, 0
+    best = windows[0][4] if windows else 0.0
+    for di, p, first, last, sc in windows:
+        if taken >= BREADTH_TOP or sc < WINDOW_FLOOR * best:
+            break
+        d = documents[di]
+        section = d.sections[p]
+        current = chosen[di].get(p)
+        if (current is not None and current.complete) or (di, p) in frozen:
+            continue
+        blocks = set(current.blocks if current else ()) | set(range(first, last + 1))
+        rank += 1
+        passage = Passage(d, section, None if len(blocks) == len(section.blocks)
+                          else tuple(sorted(blocks)), current.rank if current else rank)
+        had = current.cost(counter) if current else 0
+        room = min(BREADTH_SHARE * shares[di] - breadth[di], avail - used)
+        if passage.cost(counter) - had > room:
+            # Too long for what is left: the window's best blocks (what was chosen stays).
+            scores = block_scores(section.blocks, qterms)
+            scores = [KEPT_BLOCK if current and b in current.blocks else
+                      sc if b in blocks else -1.0 for b, sc in enumerate(scores)]
+            passage = Passage.partial(d, section, scores, int(room + had), counter,
+                                      passage.rank)
+            if passage is None or (current and len(passage.blocks) <= len(current.blocks)):
+                continue
+        delta = passage.cost(counter) - had
+        chosen[di][p] = passage
+        breadth[di] += delta
+        used += delta
+        taken += 1
+
     def fill(i: int, cap: float) -> float:
         nonlocal rank
         spent = 0.0
         misses = 0
         d = documents[i]
         for kind, p in queues[i]:
-            if p in chosen[i]:
+            current = chosen[i].get(p)
+            if current is not None and (current.complete or kind == START
+                                        or (i, p) in frozen):
                 continue
             room = min(cap - spent, avail - used - spent)
             if room <= MIN_ROOM or (kind == START and misses >= MAX_MISSES):
                 break
             rank += 1
-            passage = Passage.whole(d, d.sections[p], rank)
-            c = passage.cost(counter)
+            had = current.cost(counter) if current is not None else 0
+            passage = Passage.whole(d, d.sections[p], current.rank if current else rank)
+            c = passage.cost(counter) - had
             if c > room:
-                if kind == HIT and room >= MIN_PARTIAL:
+                if kind == HIT and room + had >= MIN_PARTIAL:
+                    # The section's best blocks; a window already chosen stays in.
                     section = d.sections[p]
-                    passage = Passage.partial(d, section, block_scores(section.blocks, qterms),
-                                              int(room), counter, rank)
-                    if passage is None:
+                    scores = block_scores(section.blocks, qterms)
+                    if current is not None:
+                        scores = [KEPT_BLOCK if b in current.blocks else sc
+                                  for b, sc in enumerate(scores)]
+                    passage = Passage.partial(d, section, scores, int(room + had), counter,
+                                              passage.rank)
+                    if passage is None or (current is not None
+                                           and len(passage.blocks) <= len(current.blocks)):
                         continue
-                    c = passage.cost(counter)
+                    c = passage.cost(counter) - had
                 else:
                     misses += kind == START
                     continue
@@ -605,7 +680,7 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
         return spent
 
     for i in range(n):
-        used += fill(i, shares[i])
+        used += fill(i, shares[i] - breadth[i])
     for i in sorted(range(n), key=lambda k: -relevance[k]):
         used += fill(i, avail - used)
     return [[chosen[i][p] for p in sorted(chosen[i])] for i in range(n)]

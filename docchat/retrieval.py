@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, Sequence
 
 from docchat import dictionary
-from ingest.document import Block, Document
+from ingest.document import Block, Document, Section
 from ingest.segment import has_cjk, terms
 
 logger = logging.getLogger(__name__)
@@ -112,6 +112,43 @@ def fused_scores(search: SearchFn, queries: Sequence[Query]) -> dict[tuple[objec
     return fused
 
 
+def window_scores(search: Callable[[str], Sequence], queries: Sequence[Query]
+                  ) -> dict[tuple[object, int, int, int], float]:
+    """Run each query over windows; add its scores normalised by its best hit, times its
+    weight: {(doc, section index, first block, last block): score}."""
+    fused: dict[tuple[object, int, int, int], float] = {}
+    for q in queries:
+        hits = search(q.text)
+        if not hits:
+            continue
+        top = max(h.score for h in hits) or 1.0
+        for h in hits:
+            key = (h.doc_id, h.section, h.first, h.last)
+            fused[key] = fused.get(key, 0.0) + q.weight * h.score / top
+    return fused
+
+
+# A section's best window joins its fused score (the MaxP of passage retrieval), scaled by
+# the best window overall, times WINDOW_WEIGHT.
+WINDOW_WEIGHT = 0.5
+
+
+def add_windows(fused: dict[tuple[object, int], float],
+                windows: dict[tuple[object, int, int, int], float],
+                weight: float = WINDOW_WEIGHT) -> dict[tuple[object, int], float]:
+    """fused plus weight * each section's best window score over the best window's."""
+    if not windows or weight <= 0:
+        return fused
+    top = max(windows.values()) or 1.0
+    best: dict[tuple[object, int], float] = {}
+    for (key, idx, _, _), sc in windows.items():
+        best[(key, idx)] = max(best.get((key, idx), 0.0), sc)
+    out = dict(fused)
+    for k, sc in best.items():
+        out[k] = out.get(k, 0.0) + weight * sc / top
+    return out
+
+
 _STEMS: dict[str, tuple[str, ...]] = {}
 _TOKENIZER = "porter unicode61 remove_diacritics 2"  # as the store's sections_fts
 
@@ -144,69 +181,133 @@ def _fts_tokens(words: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 class _Postings:
-    """Term statistics of one document's sections, built once and reused."""
+    """Term statistics of one document's search units (its sections, or its windows),
+    built once and reused."""
 
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, windows: bool = False) -> None:
         self.doc = doc
+        self.windows = windows
+        self.n_sections = len(doc.sections)
         self.postings: dict[str, list[tuple[int, float]]] = {}
         self.lengths: list[int] = []
-        self.indexes: list[int] = []
-        for row, s in enumerate(doc.sections):
-            head = Counter(index_terms(" ".join(s.heading_path)))
-            body = Counter(index_terms(s.text))
-            self.lengths.append(sum(head.values()) + sum(body.values()))
-            self.indexes.append(s.index)
-            for t in head.keys() | body.keys():
-                w = HEADING_WEIGHT * head.get(t, 0) + BODY_WEIGHT * body.get(t, 0)
-                self.postings.setdefault(t, []).append((row, w))
+        self.units: list[tuple[int, int, int]] = []  # (section index, first block, last block)
+        for s in doc.sections:
+            if windows:
+                units = [((s.index, a, b), "", window_text(s, a, b))
+                         for a, b in section_windows(s)]
+            else:
+                units = [((s.index, 0, len(s.blocks) - 1), " ".join(s.heading_path), s.text)]
+            for unit, heading, body in units:
+                row = len(self.units)
+                head, words = Counter(index_terms(heading)), Counter(index_terms(body))
+                self.lengths.append(sum(head.values()) + sum(words.values()))
+                self.units.append(unit)
+                for t in head.keys() | words.keys():
+                    w = HEADING_WEIGHT * head.get(t, 0) + BODY_WEIGHT * words.get(t, 0)
+                    self.postings.setdefault(t, []).append((row, w))
 
-
-_CACHE: dict[int, _Postings] = {}
+_CACHE: dict[tuple[int, bool], _Postings] = {}
 _CACHE_SIZE = 16
 
 
-def _postings(doc: Document) -> _Postings:
-    entry = _CACHE.get(id(doc))
-    if entry is None or entry.doc is not doc or len(entry.lengths) != len(doc.sections):
-        entry = _Postings(doc)
+def _postings(doc: Document, windows: bool = False) -> _Postings:
+    entry = _CACHE.get((id(doc), windows))
+    if entry is None or entry.doc is not doc or entry.n_sections != len(doc.sections):
+        entry = _Postings(doc, windows)
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[id(doc)] = entry
+        _CACHE[(id(doc), windows)] = entry
     return entry
 
 
 class SectionIndex:
-    """In-memory BM25 over the sections of documents, ranking as the store's FTS5 does."""
+    """In-memory BM25 over the sections of documents, ranking as the store's FTS5 does;
+    windows() searches their windows (section_windows) as the store's windows_fts does."""
 
     def __init__(self, documents: Sequence[Document]) -> None:
+        self.documents = list(documents)
         self.keys = [doc_key(d, i) for i, d in enumerate(documents)]
         self.parts = [_postings(d) for d in documents]
+        self._windows: list[_Postings] | None = None
 
     def search(self, query: str, limit: int = 100) -> list[SectionHit]:
         """Sections matching any word of query, best first (score: higher is better)."""
-        words = sorted(set(index_terms(query)))
-        n = sum(len(p.lengths) for p in self.parts)
-        if not words or not n:
-            return []
-        avgdl = sum(sum(p.lengths) for p in self.parts) / n
-        scores: dict[tuple[int, int], float] = {}
-        for w in words:
-            lists = [(pi, p.postings.get(w, ())) for pi, p in enumerate(self.parts)]
-            df = sum(len(lst) for _, lst in lists)
-            if not df:
-                continue
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            idf = idf if idf > 0 else 1e-6
-            for pi, lst in lists:
-                lengths = self.parts[pi].lengths
-                for row, f in lst:
-                    norm = K1 * (1 - B + B * lengths[row] / avgdl)
-                    key = (pi, row)
-                    scores[key] = scores.get(key, 0.0) + idf * f * (K1 + 1) / (f + norm)
-        best = sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
-        return [SectionHit(self.keys[pi], self.parts[pi].indexes[row], s) for (pi, row), s in best]
+        return [SectionHit(self.keys[pi], self.parts[pi].units[row][0], s)
+                for (pi, row), s in _bm25(self.parts, query, limit)]
 
     __call__ = search
+
+    def windows(self, query: str, limit: int = 100) -> list[WindowHit]:
+        """Windows of sections matching any word of query, best first."""
+        if self._windows is None:
+            self._windows = [_postings(d, windows=True) for d in self.documents]
+        return [WindowHit(self.keys[pi], *self._windows[pi].units[row], s)
+                for (pi, row), s in _bm25(self._windows, query, limit)]
+
+
+def _bm25(parts: Sequence[_Postings], query: str, limit: int
+          ) -> list[tuple[tuple[int, int], float]]:
+    """FTS5's bm25() over the units of parts: ((part, row), score), best first."""
+    words = sorted(set(index_terms(query)))
+    n = sum(len(p.lengths) for p in parts)
+    if not words or not n:
+        return []
+    avgdl = sum(sum(p.lengths) for p in parts) / n
+    scores: dict[tuple[int, int], float] = {}
+    for w in words:
+        lists = [(pi, p.postings.get(w, ())) for pi, p in enumerate(parts)]
+        df = sum(len(lst) for _, lst in lists)
+        if not df:
+            continue
+        idf = math.log((n - df + 0.5) / (df + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        for pi, lst in lists:
+            lengths = parts[pi].lengths
+            for row, f in lst:
+                norm = K1 * (1 - B + B * lengths[row] / avgdl)
+                key = (pi, row)
+                scores[key] = scores.get(key, 0.0) + idf * f * (K1 + 1) / (f + norm)
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+
+
+# Windows: runs of consecutive blocks of one section of about WINDOW_CHARS characters (a
+# Chinese character counts twice: it carries about a word), the unit that passage-level
+# search ranks. Searching windows finds the paragraph that answers a question inside a long
+# section whose whole-section score is diluted by its other topics.
+WINDOW_CHARS = 600
+
+
+def _weight(text: str) -> int:
+    return len(text) + sum(1 for ch in text if "\u3400" <= ch <= "\u9fff")
+
+
+def section_windows(section: Section) -> list[tuple[int, int]]:
+    """(first block, last block) of each window of a section, in order, covering every
+    block once; a block longer than a window is a window of its own."""
+    out: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for k, b in enumerate(section.blocks):
+        w = _weight(b.text)
+        if k > start and size + w > WINDOW_CHARS:
+            out.append((start, k - 1))
+            start, size = k, 0
+        size += w
+    if section.blocks:
+        out.append((start, len(section.blocks) - 1))
+    return out
+
+
+def window_text(section: Section, first: int, last: int) -> str:
+    return "\n\n".join(b.text for b in section.blocks[first:last + 1])
+
+
+@dataclass(frozen=True)
+class WindowHit:
+    doc_id: object
+    section: int  # Section.index
+    first: int  # first block of the window
+    last: int  # last block (inclusive)
+    score: float  # higher is better
 
 
 def doc_key(doc: Document, position: int) -> object:

@@ -14,6 +14,7 @@ from typing import Iterable
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+from docchat.retrieval import WindowHit, section_windows, window_text
 from ingest.document import Block, Document, Page, Section
 from ingest.segment import index_texts, terms
 
@@ -76,6 +77,19 @@ def m004_embeddings(db: Database) -> None:
 def m005_pages_ocr(db: Database) -> None:
     # 1 where the page's text was read by OCR (answers citing it say so); H5, issue 12.
     db["pages"].add_column("ocr", int, not_null_default=0)
+
+
+@migrations()
+def m006_windows(db: Database) -> None:
+    # Passage-level search: each section's windows (retrieval.section_windows), body only.
+    # Documents stored before this migration are indexed on their first window search
+    # (window_docs lists the documents indexed).
+    db.execute(
+        "CREATE VIRTUAL TABLE windows_fts USING fts5("
+        "body, doc_id UNINDEXED, idx UNINDEXED, first UNINDEXED, last UNINDEXED, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    db["window_docs"].create({"doc_id": int}, pk="doc_id")
 
 
 @dataclass(frozen=True)
@@ -152,8 +166,19 @@ class SessionStore:
                 "INSERT INTO sections_fts (heading, body, doc_id, idx) VALUES (?,?,?,?)",
                 [(prepared[k], prepared[n + k], doc_id, s.index)
                  for k, s in enumerate(doc.sections)])
+            self._index_windows(doc_id, doc.sections)
         doc.id = doc_id
         return doc_id
+
+    def _index_windows(self, doc_id: int, sections) -> None:
+        """Fill windows_fts for one document (inside the caller's transaction)."""
+        units = [(s.index, a, b, window_text(s, a, b))
+                 for s in sections for a, b in section_windows(s)]
+        prepared = index_texts([u[3] for u in units])
+        self.db.conn.executemany(
+            "INSERT INTO windows_fts (body, doc_id, idx, first, last) VALUES (?,?,?,?,?)",
+            [(prepared[k], doc_id, idx, a, b) for k, (idx, a, b, _) in enumerate(units)])
+        self.db.conn.execute("INSERT OR REPLACE INTO window_docs (doc_id) VALUES (?)", [doc_id])
 
     def document_row(self, doc_id: int) -> dict | None:
         rows = list(self.db["documents"].rows_where("id = ?", [doc_id]))
@@ -209,6 +234,36 @@ class SessionStore:
         sql += " ORDER BY rank LIMIT ?"
         params.append(limit)
         return [SearchHit(int(d), int(i), -float(r)) for d, i, r in self.db.execute(sql, params)]
+
+    def search_windows(self, query: str, doc_ids: Iterable[int], limit: int = 100
+                       ) -> list[WindowHit]:
+        """BM25 over the windows (runs of a section's blocks, retrieval.section_windows) of
+        the documents; a document stored before windows existed is indexed first (once)."""
+        ids = list(doc_ids)
+        words = sorted(set(terms(query)))
+        if not words or not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        done = {r[0] for r in self.db.execute(
+            f"SELECT doc_id FROM window_docs WHERE doc_id IN ({marks})", ids)}
+        for doc_id in ids:
+            if doc_id not in done and self.document_row(doc_id) is not None:
+                t = time.perf_counter()
+                with self.db.conn:
+                    self._index_windows(doc_id, self.load_document(doc_id).sections)
+                logger.info("indexed the windows of document %s in %.2f s", doc_id,
+                            time.perf_counter() - t)
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        rows = self.db.execute(
+            "SELECT doc_id, idx, first, last, bm25(windows_fts) AS rank FROM windows_fts"
+            f" WHERE windows_fts MATCH ? AND doc_id IN ({marks}) ORDER BY rank LIMIT ?",
+            [match, *ids, limit])
+        return [WindowHit(int(d), int(i), int(a), int(b), -float(r)) for d, i, a, b, r in rows]
+
+    def searcher(self, doc_ids: Iterable[int]) -> "StoreSearch":
+        """The search function pack() takes, over these documents: sections when called,
+        windows by .windows()."""
+        return StoreSearch(self, tuple(doc_ids))
 
     def get_embeddings(self, sha256: str, model: str) -> bytes | None:
         """Stored section vectors of a document for model, or None."""
@@ -329,6 +384,19 @@ class SessionStore:
         row = rows[0]
         row["meta"] = json.loads(row["meta"] or "{}")
         return row
+
+
+@dataclass(frozen=True)
+class StoreSearch:
+    """Section and window search over some of a store's documents (SessionStore.searcher)."""
+    store: SessionStore
+    doc_ids: tuple[int, ...]
+
+    def __call__(self, query: str) -> list[SearchHit]:
+        return self.store.search_sections(query, self.doc_ids)
+
+    def windows(self, query: str) -> list[WindowHit]:
+        return self.store.search_windows(query, self.doc_ids)
 
 
 def _title_from(question: str, limit: int = 60) -> str:

@@ -552,3 +552,80 @@ def test_topic_change_does_not_keep_the_previous_excerpts():
     assert other.tokens + 50 <= 1550  # the allowance is taken off again
     assert not other.messages[0].content.startswith(_excerpts_prefix(first))
     assert other.passages[0] not in first.passages
+
+
+# --- precision first at small budgets; the part named by its title ---------------------------
+
+
+def test_small_budget_takes_the_answering_paragraph_of_a_long_section_first():
+    """The answer is one paragraph deep inside a long section on other topics, whose whole
+    section ranks below short ones: at a 1k budget its window still goes in (precision
+    first), and the prompt holds several sections' best passages, not one section whole."""
+    noise = [f"The {t} options are set in the {t} file, and the {t} daemon reads them. "
+             + FILLER for t in ("printer", "network", "backup", "font", "sound", "cron")]
+    answer = ("A singular matrix message means that fit cannot invert the matrix: "
+              "try other starting values.")
+    secs = [section(0, ("1 Tips",), [("prose", t, 1) for t in noise * 2 + [answer] + noise])]
+    # Short sections whose headings carry the question's words outrank it as sections.
+    titles = ["Fit", "Fit options", "Matrix", "Matrix messages", "Messages", "Singular values",
+              "Fit messages", "Matrix fit", "Fit matrix", "Singular fit", "Message fit",
+              "Singular messages"]
+    for k, title in enumerate(titles):
+        secs.append(section(1 + k, (f"{2 + k} {title}",), [("prose", FILLER, 2 + k)] * 3))
+    secs += [section(13 + k, (f"{14 + k} Chapter {k}",), [("prose", FILLER * 4, 14 + k)])
+             for k in range(10)]
+    doc = document("m.pdf", secs)
+    p = pack([doc], "What does a singular matrix message from fit mean?", CharBackend(1500),
+             max_new_tokens=50, embedder=None)
+    assert answer in p.text
+    assert not p.whole and len(p.sections) >= 2
+
+
+def data_manual():
+    """A chapter named "Data management" whose hits concentrate in one of its parts."""
+    def s(i, path, text, page):
+        return section(i, path, [("prose", text + " " + FILLER, page)])
+    ch = "10 Data management"
+    secs = [s(0, ("1 Introduction",), "About this manual.", 1)]
+    secs += [s(1 + k, (f"{2 + k} Topic {k}", f"{2 + k}.1 Part {k}"), FILLER, 2 + k)
+             for k in range(8)]
+    secs += [s(9, (ch,), "This chapter is about data.", 11),
+             s(10, (ch, "10.1 Sharing and archiving"), "Copy files with tar.", 12),
+             s(11, (ch, "10.2 Backup and recovery"), "Backup data management policy.", 13),
+             s(12, (ch, "10.2 Backup and recovery", "10.2.1 Backup policy"),
+               "Data backup policy: data data management.", 14),
+             s(13, (ch, "10.2 Backup and recovery", "10.2.2 Backup suites"),
+               "Backup suites keep data; data management tools.", 15),
+             s(14, (ch, "10.3 Source code merge tools"), "diff and patch.", 16),
+             s(15, (ch, "10.4 Git"), "Git keeps history.", 17),
+             s(16, ("11 Conversion",), "Text conversion tools.", 18)]
+    return document("d.pdf", secs)
+
+
+def test_focus_outline_takes_the_chapter_the_question_names_by_title():
+    doc = data_manual()
+    b = CharBackend(2200)
+    named = pack([doc], "What sections does the data management chapter have?", b,
+                 max_new_tokens=50, embedder=None)
+    focus = named.text.split("## Outline of the part asked about")[1]
+    assert "10 Data management" in focus
+    for title in ("10.1 Sharing and archiving", "10.3 Source code merge tools", "10.4 Git"):
+        assert title in focus
+    # Without the title named, the smallest part holding the hits is chosen (as before).
+    unnamed = pack([doc], "Which part explains backup policy and suites for data?", b,
+                   max_new_tokens=50, embedder=None)
+    focus = unnamed.text.split("## Outline of the part asked about")[1]
+    assert "10.2 Backup and recovery" in focus and "10.4 Git" not in focus
+
+
+def test_named_part_needs_every_title_word():
+    from docchat.outline import named_part, title_terms
+    from docchat.retrieval import index_terms
+    doc = data_manual()
+    assert title_terms("10.2 Backup and recovery") == {"backup", "recoveri"}
+    rel = [{11: 1.0, 12: 1.0}]
+    entries = packing.entries_of(doc)
+    found = named_part([doc], rel, set(index_terms("the data management chapter")))
+    assert found is not None and entries[found[1]].line.startswith("10 Data management")
+    # "data" alone names no heading here ("Data management" needs both words).
+    assert named_part([doc], rel, set(index_terms("data files"))) is None

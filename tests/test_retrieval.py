@@ -3,7 +3,7 @@ against the store's FTS5 ranking, block scores."""
 from __future__ import annotations
 
 import pytest
-from factories import titled_doc
+from factories import blocks_doc, titled_doc
 
 from docchat.backends import Message
 from docchat.retrieval import (
@@ -126,3 +126,66 @@ def test_dictionary_cache_gives_the_same_translations(tmp_path):
         assert cached.to_english(w) == parsed.to_english(w)
     for w in ("network", "printers", "command line"):
         assert cached.to_chinese(w) == parsed.to_chinese(w)
+
+
+# --- windows: passage-level search ---------------------------------------------------------
+
+
+def test_section_windows_cover_every_block_once_in_order():
+    from docchat.retrieval import WINDOW_CHARS, section_windows
+    long = "x" * (WINDOW_CHARS + 50)
+    texts = ["a" * 250, "b" * 250, "c" * 250, long, "d" * 100, "网" * 300, "e" * 10]
+    d = titled_doc("w.pdf", [("T", texts[0])], extra=texts[1:])
+    wins = section_windows(d.sections[0])
+    covered = [k for a, b in wins for k in range(a, b + 1)]
+    assert covered == list(range(len(texts)))
+    # a+b fit, c would not; the long block stands alone; 300 Chinese characters weigh 600
+    # (counted as characters, d + 网 + e would have made one window).
+    assert wins == [(0, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)]
+
+
+def test_windows_find_the_paragraph_inside_a_long_section():
+    """A long section on many topics holds the one paragraph that answers; the whole-section
+    score is diluted, its window ranks first."""
+    noise = [f"The {t} options are set in the {t} file, and the {t} daemon reads them."
+             for t in ("printer", "network", "backup", "font", "sound", "cron", "swap", "proxy")]
+    answer = ("A singular matrix message means the fit cannot invert the matrix: try other "
+              "starting values.")
+    d = blocks_doc([[Block("prose", t, 1) for t in noise * 3 + [answer] + noise],
+                    [Block("prose", "The fit command fits a function to data.", 2)],
+                    [Block("prose", "A matrix has rows and columns.", 3)]]
+                   + [[Block("prose", f"Chapter {k} is about {t}.", 4 + k)]
+                      for k, t in enumerate(["disks", "users", "mail", "editors"] * 3)],
+                   titles=["Tips", "Fit", "Matrix message"])
+    sections = SectionIndex([d]).search("singular matrix message fit")
+    assert sections[0].section != 0  # the long section alone ranks below a short one
+    hits = SectionIndex([d]).windows("singular matrix message fit")
+    assert hits[0].section == 0
+    top = d.sections[0].blocks[hits[0].first:hits[0].last + 1]
+    assert any(b.text == answer for b in top)
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store):
+    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
+    loaded = [store.load_document(i) for i in ids]
+    mine = SectionIndex(loaded)
+    for q in ["printer file", "备份 rsync tar", "网络 接口 network"]:
+        a = {(h.doc_id, h.section, h.first, h.last): h.score for h in mine.windows(q)}
+        b = {(h.doc_id, h.section, h.first, h.last): h.score
+             for h in store.search_windows(q, ids)}
+        assert a.keys() == b.keys() and a, q
+        for k in a:
+            assert a[k] == pytest.approx(b[k], rel=1e-6), (q, k)
+    # A document stored before windows existed is indexed on its first window search.
+    before = {(h.section, h.first) for h in store.search_windows("rsync tar", ids)}
+    store.db.execute("DELETE FROM windows_fts WHERE doc_id = ?", [ids[0]])
+    store.db.execute("DELETE FROM window_docs WHERE doc_id = ?", [ids[0]])
+    store.db.conn.commit()
+    after = {(h.section, h.first) for h in store.search_windows("rsync tar", ids)}
+    assert after == before
+    n = store.db.execute("SELECT count(*) FROM windows_fts WHERE doc_id = ?", [ids[0]])
+    assert n.fetchone()[0] == len(loaded[0].sections)  # one window per one-block section
+    searcher = store.searcher(ids)
+    assert [h.section for h in searcher("printer")] == [
+        h.section for h in store.search_sections("printer", ids)]
