@@ -337,17 +337,38 @@ def fixed_tokens(counter, item: Item) -> int:
 
 
 PACK_PARAMS = set(inspect.signature(pack).parameters)
+APP_WINDOW = 8192  # the llama.cpp backend's default context window (Settings.n_ctx)
 
 
-def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True):
-    kwargs = {"history": item.history, "search": store.searcher([d.id for d in docs]),
+def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True,
+                 previous: bool = True):
+    """docchat's pack at this budget. A follow-up is packed as the app packs it (previous:
+    True): the history's last question is packed first, with the history before it, and
+    its passages are passed on as previous_passages, in the window qa.ask gives a
+    follow-up (qa.followup_budget: the reused prefix plus a quarter of the budget, within
+    an APP_WINDOW-token window, the default llama.cpp context). Only the follow-up's own
+    pack is timed."""
+    kwargs = {"search": store.searcher([d.id for d in docs]),
               "max_new_tokens": MAX_NEW, "context_window": budget + MAX_NEW}
     if "store" in PACK_PARAMS:
         kwargs["store"] = store
     if not dense:
         kwargs["embedder"] = None
+    users = [k for k, m in enumerate(item.history) if m.role == "user"]
+    if previous and users and "previous_passages" in PACK_PARAMS:
+        from docchat.qa import Budget, followup_budget
+        last = users[-1]
+        first = pack(docs, item.history[last].content, counter,
+                     history=item.history[:last], **kwargs)
+        base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
+                      False)
+        extra: dict = {}
+        got = followup_budget(docs, item.question, counter, item.history, 3, MAX_NEW, base,
+                              first.passages, extra)
+        kwargs.update(extra, context_window=got.context_window,
+                      previous_passages=first.passages)
     t = time.perf_counter()
-    p = pack(docs, item.question, counter, **kwargs)
+    p = pack(docs, item.question, counter, history=item.history, **kwargs)
     return p, (time.perf_counter() - t) * 1000
 
 
@@ -395,6 +416,9 @@ def main() -> None:
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "docchat-eval"))
     ap.add_argument("--no-timing", action="store_true", help="skip the 1,158-page timing")
+    ap.add_argument("--followups", choices=("app", "plain"), default="app",
+                    help="app: a follow-up gets the previous question's passages as the app "
+                         "passes them (previous_passages); plain: the history text only")
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of the test half or the fresh "
                          "set: tuning stays blind to them)")
@@ -475,7 +499,8 @@ def main() -> None:
             text_budget = max(0, budget - fixed)
             contexts = {}
             if "docchat" in methods:
-                p, ms = docchat_pack(docs, it, budget, counter, lib.store)
+                p, ms = docchat_pack(docs, it, budget, counter, lib.store,
+                                     previous=args.followups == "app")
                 res.pack_ms.setdefault(budget, []).append(ms)
                 contexts["docchat"] = p.text
             if "docchat-bm25" in methods:
@@ -502,6 +527,7 @@ def main() -> None:
 
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
+        "followups": args.followups,
         "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
         "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
         "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
@@ -585,11 +611,16 @@ def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
             "first_pack_ms_fresh_embedder": first, "warm_median_ms": warm}
 
 
+FOLLOWUPS = {"app": "as the app packs them (previous_passages; window from qa.followup_budget)",
+             "plain": "from the history text only"}
+
+
 def table(s: dict) -> str:
     lines = [f"Evidence recall (share of questions with all evidence in the packed context); "
              f"budget = prompt tokens counted by {s['counter']}, {s['max_new_tokens']} new tokens "
              f"on top. git {s['git']['commit']}, {s['git']['uncommitted_docchat_or_ingest_files']}"
-             f" uncommitted files in docchat/ and ingest/; load average {s['load_average']}."]
+             f" uncommitted files in docchat/ and ingest/; load average {s['load_average']}; "
+             f"follow-ups packed {FOLLOWUPS.get(s.get('followups'), 'from the history only')}."]
     for name, st in s["sets"].items():
         kinds = list(st["by_kind"])
         title = {"test": "TEST half (figure of record)", "tuning": "tuning half",
