@@ -162,6 +162,50 @@ def _shorten(text: str, role: str, counter: Counter) -> str:
         chars = chars * 3 // 4
 
 
+# Token arithmetic of the evidence budget (EvidenceBudget): framing between the context's
+# blocks and after each document header, the slack kept for passage joins, and the share
+# the older (shortened) turns may take.
+BLOCK_GAP = 4  # tokens: the blank lines around a block of the context (outline, focus)
+HEADER_GAP = 2  # tokens: after a document's header line
+SLACK_SHARE, SLACK_MIN = 0.01, 8  # kept free: per-passage counts miss a few tokens at joins
+OLDER_SHARE = 0.1  # of the evidence budget: the most the older turns may take, shortened
+PASSAGE_GAP = 2  # tokens: the blank line between two passages
+SHRINK_MARGIN = 4  # tokens freed beyond an overflow, so one shrink step usually suffices
+
+
+@dataclass
+class EvidenceBudget:
+    """The prompt tokens left for excerpts, and what took the rest: pack()'s arithmetic.
+
+    limit: the prompt tokens allowed (window - max_new_tokens); fixed: the system prompt,
+    the recent turns and the question. Each take() books tokens against a name (outline,
+    headers, slack, older turns, focus); avail is what remains for the excerpts."""
+    limit: int
+    fixed: int
+    spent: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def avail(self) -> int:
+        return self.limit - self.fixed - sum(self.spent.values())
+
+    def take(self, what: str, tokens: int) -> None:
+        self.spent[what] = self.spent.get(what, 0) + int(tokens)
+
+    def share(self, fraction: float) -> int:
+        """fraction of what is available now, in whole tokens."""
+        return int(max(0, self.avail) * fraction)
+
+    def keep_slack(self) -> None:
+        """Keep SLACK_SHARE (at least SLACK_MIN tokens) free: the estimates miss a few
+        tokens where passages join, and this saves re-counting the whole prompt (a second
+        of llama.cpp tokenizing a 32k prompt on a busy machine)."""
+        self.take("slack", max(SLACK_MIN, self.avail // int(1 / SLACK_SHARE)))
+
+    def withdraw(self, tokens: int) -> None:
+        """Lower the limit itself (a reuse allowance that no longer applies)."""
+        self.limit -= int(tokens)
+
+
 def outline_budget(budget: int) -> int:
     """Tokens the outline may take for a prompt budget: OUTLINE_SHARE of it, rounded down
     to two significant bits (256, 384, 512, 768, ...), so that small changes of the window
@@ -208,9 +252,9 @@ def prefix_tokens(documents: Sequence[Document], backend: PromptCounter,
     if not passages:
         return base
     heads = {i for i, _, _ in passages}
-    return (base + 8 + counter.text(prompts.context_block("", "-", language))
-            + sum(counter.text(prompts.document_header(documents[i].name, language)) + 2
-                  for i in heads)
+    return (base + 2 * BLOCK_GAP + counter.text(prompts.context_block("", "-", language))
+            + sum(counter.text(prompts.document_header(documents[i].name, language))
+                  + HEADER_GAP for i in heads)
             + sum(p.cost(counter) for _, _, p in passages))
 
 
@@ -318,7 +362,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         raise ContextTooLong(
             f"The question alone needs {fixed} of the {limit} prompt tokens this backend "
             f"allows; shorten it or choose a backend with a larger context window.")
-    avail = limit - fixed
+    room = EvidenceBudget(limit, fixed)
 
     found: dict = {}
 
@@ -344,30 +388,27 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
 
     # The outline is always kept: whole if it fits, else the top levels. It depends only on
     # the documents and the window, so it is the same for every question (the warm prefix).
-    outline = build_outline(documents, counter, min(outline_cap, avail // 2))
+    outline = build_outline(documents, counter, min(outline_cap, room.avail // 2))
+    room.take("outline", outline.tokens + BLOCK_GAP)
     # The excerpts' heading and each document's header line.
-    avail -= outline.tokens + 4 + counter.text(prompts.context_block("", "-", lang))
-    avail -= sum(counter.text(prompts.document_header(d.name, lang)) + 2 for d in documents)
-
-    # The estimates (per-passage counts) miss a few tokens where passages join; keeping a
-    # little slack saves re-counting the whole prompt (a second of llama.cpp tokenizing a
-    # 32k prompt on a busy machine).
-    avail -= max(8, avail // 100)
+    room.take("headers", counter.text(prompts.context_block("", "-", lang)) + sum(
+        counter.text(prompts.document_header(d.name, lang)) + HEADER_GAP for d in documents))
+    room.keep_slack()
     # Whole fit: every document, in order, and the older turns whole.
-    whole_cost = _whole_cost(documents, counter, avail)
+    whole_cost = _whole_cost(documents, counter, room.avail)
     older_whole = counter.messages(hist.older)
     older, turns_shortened, turns_dropped = hist.older, 0, 0
     qterms = content_terms(question)
     focus = ""
     picked: list[list[Passage]]
-    if whole_cost is not None and whole_cost + older_whole <= avail:
+    if whole_cost is not None and whole_cost + older_whole <= room.avail:
         picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
     else:
-        older = hist.shortened(hist.older, counter, cap=max(0, int(avail * 0.1)))
+        older = hist.shortened(hist.older, counter, cap=room.share(OLDER_SHARE))
         turns_shortened = sum(1 for a, b in zip(hist.older, older) if a.content != b.content)
         turns_dropped = len(hist.older) - len(older)
-        avail -= counter.messages(older)
-        if whole_cost is not None and whole_cost <= avail:
+        room.take("older turns", counter.messages(older))
+        if whole_cost is not None and whole_cost <= room.avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
             fused = scores()
@@ -376,31 +417,32 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             if outline.dropped:
                 # The part of the documents the question is about, with its whole
                 # sub-outline (the full outline did not fit).
-                focus = focus_outline(documents, counter, int(avail * FOCUS_SHARE), positions,
+                focus = focus_outline(documents, counter, room.share(FOCUS_SHARE), positions,
                                       shown=outline, named=found["named"])
                 if focus:
-                    avail -= counter.text(prompts.context_block("", "", lang, focus)) + 4
+                    room.take("focus", counter.text(prompts.context_block("", "", lang, focus))
+                              + BLOCK_GAP)
             resolved = _resolve(documents, names, prev) if prev else []
             if resolved and still_relevant(documents, fused, resolved, question):
                 keep, used_keep = [], 0
                 for i, pos, p in resolved:
                     c = p.cost(counter)
-                    if used_keep + c > avail * KEEP_SHARE:
+                    if used_keep + c > room.avail * KEEP_SHARE:
                         break
                     keep.append((i, pos, p.blocks))
                     kept_first.append((i, p.section.index))
                     used_keep += c
             elif prev:
                 # A topic change: pack afresh within the first question's budget.
-                limit -= reuse_allowance
-                avail -= reuse_allowance
+                room.withdraw(reuse_allowance)
                 keep = []
             else:
                 keep = _reused(documents, names, previous_sections, counter,
-                               int(avail * REUSE_SHARE) if avail >= REUSE_MIN else 0)
-            picked = _select(documents, fused, qterms, counter, avail, positions, keep,
+                               room.share(REUSE_SHARE) if room.avail >= REUSE_MIN else 0)
+            picked = _select(documents, fused, qterms, counter, room.avail, positions, keep,
                              _window_positions(documents, found["windows"]))
     turns = [*older, *recent]
+    limit = room.limit
     order = _order(documents, names, picked, previous_sections, kept_first)
 
     # Render, count the final prompt once, and shrink until it fits.
@@ -690,7 +732,7 @@ def _shrink(picked: list[list[Passage]], counter: Counter, overflow: int,
             qterms: list[str]) -> bool:
     """Free overflow tokens from the passages chosen last: cut the last one down to its
     best blocks, or drop it; False when there is nothing left to drop."""
-    need = overflow + 4
+    need = overflow + SHRINK_MARGIN
     while need > 0:
         candidates = [(p.rank, i, k) for i, ps in enumerate(picked) for k, p in enumerate(ps)]
         if not candidates:
@@ -709,5 +751,5 @@ def _shrink(picked: list[list[Passage]], counter: Counter, overflow: int,
             need -= cost - smaller.cost(counter)
         else:
             picked[i].pop(k)
-            need -= cost + 2
+            need -= cost + PASSAGE_GAP
     return True

@@ -629,3 +629,35 @@ def test_named_part_needs_every_title_word():
     assert found is not None and entries[found[1]].line.startswith("10 Data management")
     # "data" alone names no heading here ("Data management" needs both words).
     assert named_part([doc], rel, set(index_terms("data files"))) is None
+
+
+# --- the budget arithmetic -------------------------------------------------------------------
+
+
+def test_evidence_budget_books_what_takes_the_window():
+    from docchat.packing import OLDER_SHARE, SLACK_MIN, EvidenceBudget
+    room = EvidenceBudget(limit=2000, fixed=300)
+    assert room.avail == 1700
+    room.take("outline", 200)
+    room.take("headers", 30)
+    room.take("outline", 4)
+    assert room.spent == {"outline": 204, "headers": 30} and room.avail == 1466
+    room.keep_slack()  # 1% of what is left, at least SLACK_MIN
+    assert room.spent["slack"] == 14 and room.avail == 1452
+    assert room.share(OLDER_SHARE) == 145 and room.share(0.5) == 726
+    small = EvidenceBudget(limit=300, fixed=290)
+    small.keep_slack()
+    assert small.spent["slack"] == SLACK_MIN and small.avail == 2
+    assert EvidenceBudget(limit=100, fixed=200).share(0.5) == 0  # never negative
+    room.withdraw(400)  # a reuse allowance that no longer applies lowers the limit itself
+    assert room.limit == 1600 and room.avail == 1052
+
+
+def test_pack_spends_the_budget_it_books():
+    """Excerpts fill what the booked budget leaves: the final prompt is within the limit
+    and uses most of it."""
+    doc = manual()
+    b = CharBackend(3000)
+    p = pack([doc], "How is the firewall configured?", b, max_new_tokens=50, embedder=None)
+    check_fits(p, b, 50, 3000)
+    assert p.tokens >= 0.9 * (3000 - 50)
