@@ -364,28 +364,6 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             f"allows; shorten it or choose a backend with a larger context window.")
     room = EvidenceBudget(limit, fixed)
 
-    found: dict = {}
-
-    def scores() -> dict:
-        """Fused search scores for the question and recent turns (run once, when needed)."""
-        if "scores" not in found:
-            queries = build_queries(question, history, documents, rewrite=rewrite,
-                                    expand=expand)
-            searcher = search or SectionIndex(documents)
-            fused = fused_scores(searcher, queries)
-            windows = getattr(searcher, "windows", None) or SectionIndex(documents).windows
-            found["windows"] = window_scores(windows, queries)
-            fused = add_windows(fused, found["windows"])
-            if embedder is not None and embedder.enabled:
-                keys = [doc_key(d, i) for i, d in enumerate(documents)]
-                fused = add_dense(fused, embedder.scores(question, documents, keys,
-                                                         store=store, queries=queries))
-            found["scores"] = fused
-            found["terms"] = content_terms(" ".join(q.text for q in queries))
-            found["named"] = set(index_terms(" ".join(queries[0].text.split()))) if (
-                queries) else set()
-        return found["scores"]
-
     # The outline is always kept: whole if it fits, else the top levels. It depends only on
     # the documents and the window, so it is the same for every question (the warm prefix).
     outline = build_outline(documents, counter, min(outline_cap, room.avail // 2))
@@ -411,14 +389,15 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if whole_cost is not None and whole_cost <= room.avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
-            fused = scores()
-            qterms = found["terms"]
+            rel = relevance(documents, question, history, search, rewrite=rewrite,
+                            expand=expand, embedder=embedder, store=store)
+            fused, qterms = rel.sections, rel.terms
             positions = _positions(documents, fused)
             if outline.dropped:
                 # The part of the documents the question is about, with its whole
                 # sub-outline (the full outline did not fit).
                 focus = focus_outline(documents, counter, room.share(FOCUS_SHARE), positions,
-                                      shown=outline, named=found["named"])
+                                      shown=outline, named=rel.named)
                 if focus:
                     room.take("focus", counter.text(prompts.context_block("", "", lang, focus))
                               + BLOCK_GAP)
@@ -440,7 +419,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 keep = _reused(documents, names, previous_sections, counter,
                                room.share(REUSE_SHARE) if room.avail >= REUSE_MIN else 0)
             picked = _select(documents, fused, qterms, counter, room.avail, positions, keep,
-                             _window_positions(documents, found["windows"]))
+                             _window_positions(documents, rel.windows))
     turns = [*older, *recent]
     limit = room.limit
     order = _order(documents, names, picked, previous_sections, kept_first)
@@ -485,6 +464,37 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                          pages=pages, sections=chosen, whole=whole, dropped=dropped,
                          context_window=window, max_new_tokens=max_new_tokens, language=lang,
                          passages=passages, kept=n_kept)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """What the search found for a question (and its recent turns)."""
+    sections: dict  # (doc key, section index) -> fused score: BM25, best window, dense
+    windows: dict  # (doc key, section index, first block, last block) -> window score
+    terms: list[str]  # the queries' content words (block scoring)
+    named: set[str]  # the first query's words as the index stems them (titles it names)
+
+
+def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
+              search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
+              expand: bool = True, embedder: Embedder | None = None,
+              store: EmbeddingStore | None = None) -> Relevance:
+    """Search the documents for the question: queries from it and the recent user turns
+    (translated where a document's language differs), fused section scores, window scores
+    (search.windows where the search has them, else the in-memory index) joined as each
+    section's best window, and dense scores where the embedder is enabled."""
+    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
+    searcher = search or SectionIndex(documents)
+    fused = fused_scores(searcher, queries)
+    windows = window_scores(getattr(searcher, "windows", None)
+                            or SectionIndex(documents).windows, queries)
+    fused = add_windows(fused, windows)
+    if embedder is not None and embedder.enabled:
+        keys = [doc_key(d, i) for i, d in enumerate(documents)]
+        fused = add_dense(fused, embedder.scores(question, documents, keys, store=store,
+                                                 queries=queries))
+    named = set(index_terms(queries[0].text)) if queries else set()
+    return Relevance(fused, windows, content_terms(" ".join(q.text for q in queries)), named)
 
 
 def _order(documents: Sequence[Document], names: Sequence[object],
