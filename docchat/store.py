@@ -14,7 +14,7 @@ from typing import Iterable
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from docchat.retrieval import WindowHit, section_windows, window_text
+from docchat.retrieval import WindowHit, section_windows
 from ingest.document import Block, Document, Page, Section
 from ingest.segment import index_texts, terms
 
@@ -158,26 +158,31 @@ class SessionStore:
                   s.level, s.page_start, s.page_end, s.kind, s.tokens,
                   json.dumps([[b.kind, b.text, b.page] for b in s.blocks], ensure_ascii=False))
                  for s in doc.sections])
-            # Headings and bodies in one batch: index_texts spreads large Chinese ones over cores.
+            # Headings and blocks in one batch (index_texts spreads large Chinese ones over
+            # cores); a section's body and a window are their blocks' prepared words joined,
+            # as preparing their joined text would give (blocks never share a word).
             n = len(doc.sections)
             prepared = index_texts([" ".join(s.heading_path) for s in doc.sections]
-                                   + [s.text for s in doc.sections])
+                                   + [b.text for s in doc.sections for b in s.blocks])
+            per_block = _per_section(doc.sections, prepared[n:])
             self.db.conn.executemany(
                 "INSERT INTO sections_fts (heading, body, doc_id, idx) VALUES (?,?,?,?)",
-                [(prepared[k], prepared[n + k], doc_id, s.index)
+                [(prepared[k], _joined(per_block[k]), doc_id, s.index)
                  for k, s in enumerate(doc.sections)])
-            self._index_windows(doc_id, doc.sections)
+            self._index_windows(doc_id, doc.sections, per_block)
         doc.id = doc_id
         return doc_id
 
-    def _index_windows(self, doc_id: int, sections) -> None:
-        """Fill windows_fts for one document (inside the caller's transaction)."""
-        units = [(s.index, a, b, window_text(s, a, b))
-                 for s in sections for a, b in section_windows(s)]
-        prepared = index_texts([u[3] for u in units])
+    def _index_windows(self, doc_id: int, sections, per_block=None) -> None:
+        """Fill windows_fts for one document (inside the caller's transaction); per_block:
+        each section's blocks already prepared for the index."""
+        if per_block is None:
+            per_block = _per_section(sections, index_texts(
+                [b.text for s in sections for b in s.blocks]))
+        rows = [(_joined(words[a:b + 1]), doc_id, s.index, a, b)
+                for s, words in zip(sections, per_block) for a, b in section_windows(s)]
         self.db.conn.executemany(
-            "INSERT INTO windows_fts (body, doc_id, idx, first, last) VALUES (?,?,?,?,?)",
-            [(prepared[k], doc_id, idx, a, b) for k, (idx, a, b, _) in enumerate(units)])
+            "INSERT INTO windows_fts (body, doc_id, idx, first, last) VALUES (?,?,?,?,?)", rows)
         self.db.conn.execute("INSERT OR REPLACE INTO window_docs (doc_id) VALUES (?)", [doc_id])
 
     def document_row(self, doc_id: int) -> dict | None:
@@ -384,6 +389,19 @@ class SessionStore:
         row = rows[0]
         row["meta"] = json.loads(row["meta"] or "{}")
         return row
+
+
+def _per_section(sections, prepared: list[str]) -> list[list[str]]:
+    """Split a flat list of prepared blocks back into one list per section."""
+    out, k = [], 0
+    for s in sections:
+        out.append(prepared[k:k + len(s.blocks)])
+        k += len(s.blocks)
+    return out
+
+
+def _joined(words: list[str]) -> str:
+    return " ".join(w for w in words if w)
 
 
 @dataclass(frozen=True)
