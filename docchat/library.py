@@ -90,6 +90,8 @@ def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str |
                             ocr_max_pages=ocr_max_pages)
         if name is not None:
             doc.name = name
+            if doc.title == Path(path).stem:  # ingest's last resort: the stored file's stem
+                doc.title = Path(name).stem
         store.save_document(doc, seconds=time.perf_counter() - start)
     return doc, False
 

@@ -69,3 +69,12 @@ def test_fit_whole_or_packed(store, tmp_path):
                         max_mb=5).document
     assert fit(doc, context_window=8192, max_new_tokens=512).whole
     assert not fit(doc, context_window=600, max_new_tokens=512).whole
+
+
+def test_untitled_upload_is_titled_by_its_given_name_not_its_hash(store, tmp_path):
+    """A file with no title of its own and no headings: ingest falls back to the file's
+    stem, which for an upload is its hash; the stored title is the name the user gave."""
+    data = "just a line of text without any heading\n".encode()
+    up = ingest_upload(store, "meeting notes.txt", data, tmp_path, max_mb=5)
+    assert up.document.title == "meeting notes"
+    assert store.load_document(up.document.id).title == "meeting notes"
