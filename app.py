@@ -28,7 +28,7 @@ from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
 from docchat.i18n import LANGUAGES, metrics_line, progress_fraction, progress_line, t  # noqa: E402
 from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
 from docchat.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
-from docchat.resources import load_backend  # noqa: E402
+from docchat.resources import load_backend, run_page  # noqa: E402
 from docchat.store import SessionStore  # noqa: E402
 
 logger = logging.getLogger("docchat.app")
@@ -456,10 +456,4 @@ def main() -> None:
                 show_answer(turn.content, turn.status, turn.metrics, docs)
 
 
-try:
-    main()
-except DocchatError as e:
-    st.error(str(e))
-except Exception:  # the edge: never a traceback on the page (rerun/stop are BaseException)
-    logger.exception("app failed")
-    st.error(q("generic_error"))
+run_page(main, logger, partial(q, "generic_error"))

@@ -6,12 +6,30 @@ queue (then chat answers and summary steps would no longer take turns).
 """
 from __future__ import annotations
 
+import logging
+from typing import Callable
+
 import streamlit as st
 
 from docchat.backends import Backend, get_backend
+from docchat.errors import DocchatError
 
 
 @st.cache_resource(show_spinner=False)
 def load_backend(name: str, options: tuple) -> Backend:
     """The backend, loaded once per process and shared by every session and page."""
     return get_backend(name, **dict(options))
+
+
+def run_page(main: Callable[[], None], logger: logging.Logger,
+             generic: Callable[[], str]) -> None:
+    """A page's edge: run main(); a DocchatError is shown as it is (it says what to do),
+    anything else is logged with its traceback and the page shows generic() instead (never
+    a traceback on the page; Streamlit's rerun and stop are BaseException and pass)."""
+    try:
+        main()
+    except DocchatError as e:
+        st.error(str(e))
+    except Exception:
+        logger.exception("page failed")
+        st.error(generic())

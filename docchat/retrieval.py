@@ -99,32 +99,28 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
 
 
 def fused_scores(search: SearchFn, queries: Sequence[Query]) -> dict[tuple[object, int], float]:
-    """Run each query; add its scores normalised by its best hit, times its weight."""
-    fused: dict[tuple[object, int], float] = {}
-    for q in queries:
-        hits = search(q.text)
-        if not hits:
-            continue
-        top = max(h.score for h in hits) or 1.0
-        for h in hits:
-            key = (h.doc_id, h.section)
-            fused[key] = fused.get(key, 0.0) + q.weight * h.score / top
-    return fused
+    """Run each query; add its scores normalised by its best hit, times its weight:
+    {(doc, section index): score}."""
+    return _fused(search, queries, lambda h: (h.doc_id, h.section))
 
 
 def window_scores(search: Callable[[str], Sequence], queries: Sequence[Query]
                   ) -> dict[tuple[object, int, int, int], float]:
-    """Run each query over windows; add its scores normalised by its best hit, times its
-    weight: {(doc, section index, first block, last block): score}."""
-    fused: dict[tuple[object, int, int, int], float] = {}
+    """fused_scores over windows: {(doc, section index, first block, last block): score}."""
+    return _fused(search, queries, lambda h: (h.doc_id, h.section, h.first, h.last))
+
+
+def _fused(search: Callable[[str], Sequence], queries: Sequence[Query],
+           key: Callable[[object], tuple]) -> dict[tuple, float]:
+    fused: dict[tuple, float] = {}
     for q in queries:
         hits = search(q.text)
         if not hits:
             continue
         top = max(h.score for h in hits) or 1.0
         for h in hits:
-            key = (h.doc_id, h.section, h.first, h.last)
-            fused[key] = fused.get(key, 0.0) + q.weight * h.score / top
+            k = key(h)
+            fused[k] = fused.get(k, 0.0) + q.weight * h.score / top
     return fused
 
 

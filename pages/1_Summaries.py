@@ -15,7 +15,7 @@ from docchat.config import Settings
 from docchat.errors import DocchatError
 from docchat.i18n import LANGUAGES
 from docchat.render import escape_text
-from docchat.resources import load_backend
+from docchat.resources import load_backend, run_page
 from docchat.store import SessionStore
 from docchat.summary_files import (
     FolderRefused,
@@ -208,10 +208,4 @@ def main() -> None:
     read(store)
 
 
-try:
-    main()
-except DocchatError as e:
-    st.error(str(e))
-except Exception:  # the edge: never a traceback on the page (rerun/stop are BaseException)
-    logger.exception("summaries page failed")
-    st.error(q("generic_error"))
+run_page(main, logger, partial(q, "generic_error"))
