@@ -17,9 +17,8 @@ set -euo pipefail
 out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/docchat-eval}
 mkdir -p "$out"
 files="octave.pdf gnuplot.pdf lshort-zh-cn.pdf ctex.pdf maint-guide.zh-cn.pdf sample631.pdf mnras_guide.pdf constitution.txt"
-complete=1
-for f in $files; do [ -s "$out/$f" ] || complete=0; done
-if [ $complete = 1 ] && [ -s "$out/versions.txt" ]; then echo "$out"; exit 0; fi
+. "$(dirname "$0")/debs.sh"
+if fetched "$out" $files; then echo "$out"; exit 0; fi
 
 pkgs="octave-doc gnuplot-doc texlive-lang-chinese maint-guide-zh-cn texlive-publishers-doc doc-debian"
 declare -A want=([octave-doc]=7.3.0-2 [gnuplot-doc]=5.4.4+dfsg1-2
@@ -28,17 +27,7 @@ declare -A want=([octave-doc]=7.3.0-2 [gnuplot-doc]=5.4.4+dfsg1-2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 # texlive-publishers-doc is ~210 MB; everything else is small.
-apt-get download $pkgs >/dev/null 2>&1 \
-  || { apt-get update -qq >/dev/null 2>&1; apt-get download $pkgs >/dev/null; }
-: >"$tmp/versions.txt"
-for p in $pkgs; do
-  deb=$(ls "${p}"_*.deb)
-  v=$(dpkg-deb -f "$deb" Version)
-  echo "$p $v" >>"$tmp/versions.txt"
-  [ "$v" = "${want[$p]}" ] || echo "warning: $p is $v; the questions were written on ${want[$p]}" >&2
-done
-x() { dpkg-deb --fsys-tarfile "$(ls "$1"_*.deb)" | tar -x -C "$tmp/x" "${@:2}"; }
-mkdir -p x
+download $pkgs
 d=./usr/share/doc
 x octave-doc $d/octave/octave.pdf
 x gnuplot-doc $d/gnuplot/gnuplot.pdf

@@ -16,9 +16,8 @@ set -euo pipefail
 out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/docchat-fresh}
 mkdir -p "$out"
 files="memman.pdf texlive-zh-cn.pdf latex-notes-zh-cn.pdf expl3.pdf GPL-3.txt"
-complete=1
-for f in $files; do [ -s "$out/$f" ] || complete=0; done
-if [ $complete = 1 ] && [ -s "$out/versions.txt" ]; then echo "$out"; exit 0; fi
+. "$(dirname "$0")/debs.sh"
+if fetched "$out" $files; then echo "$out"; exit 0; fi
 
 pkgs="texlive-latex-recommended-doc texlive-lang-chinese texlive-latex-base-doc base-files"
 declare -A want=([texlive-latex-recommended-doc]=2022.20230122-3
@@ -27,17 +26,7 @@ declare -A want=([texlive-latex-recommended-doc]=2022.20230122-3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 # About 185 MB in all (texlive-latex-base-doc alone is 85 MB).
-apt-get download $pkgs >/dev/null 2>&1 \
-  || { apt-get update -qq >/dev/null 2>&1; apt-get download $pkgs >/dev/null; }
-: >"$tmp/versions.txt"
-for p in $pkgs; do
-  deb=$(ls "${p}"_*.deb)
-  v=$(dpkg-deb -f "$deb" Version)
-  echo "$p $v" >>"$tmp/versions.txt"
-  [ "$v" = "${want[$p]}" ] || echo "warning: $p is $v; the questions were written on ${want[$p]}" >&2
-done
-x() { dpkg-deb --fsys-tarfile "$(ls "$1"_*.deb)" | tar -x -C "$tmp/x" "${@:2}"; }
-mkdir -p x
+download $pkgs
 d=./usr/share/doc/texlive-doc
 x texlive-latex-recommended-doc $d/latex/memoir/memman.pdf
 x texlive-lang-chinese $d/texlive/texlive-zh-cn/texlive-zh-cn.pdf \
