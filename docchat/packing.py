@@ -402,9 +402,15 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                     room.take("focus", counter.text(prompts.context_block("", "", lang, focus))
                               + BLOCK_GAP)
             resolved = _resolve(documents, names, prev) if prev else []
+            windows = _window_positions(documents, rel.windows)
             if resolved and still_relevant(documents, fused, resolved, question):
                 keep, used_keep = [], 0
+                grow = _to_grow(resolved, _window_positions(documents, rel.own_windows))
                 for i, pos, p in resolved:
+                    if (i, pos) in grow:
+                        # The follow-up's best passages lie in blocks this excerpt left
+                        # out: the reused prefix ends here and the section is packed anew.
+                        break
                     c = p.cost(counter)
                     if used_keep + c > room.avail * KEEP_SHARE:
                         break
@@ -419,7 +425,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 keep = _reused(documents, names, previous_sections, counter,
                                room.share(REUSE_SHARE) if room.avail >= REUSE_MIN else 0)
             picked = _select(documents, fused, qterms, counter, room.avail, positions, keep,
-                             _window_positions(documents, rel.windows))
+                             windows)
     turns = [*older, *recent]
     limit = room.limit
     order = _order(documents, names, picked, previous_sections, kept_first)
@@ -471,6 +477,7 @@ class Relevance:
     """What the search found for a question (and its recent turns)."""
     sections: dict  # (doc key, section index) -> fused score: BM25, best window, dense
     windows: dict  # (doc key, section index, first block, last block) -> window score
+    own_windows: dict  # the same for the question's own words only (not the history's)
     terms: list[str]  # the queries' content words (block scoring)
     named: set[str]  # the first query's words as the index stems them (titles it names)
 
@@ -486,15 +493,17 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
-    windows = window_scores(getattr(searcher, "windows", None)
-                            or SectionIndex(documents).windows, queries)
+    by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows
+    windows = window_scores(by_window, queries)
+    own = window_scores(by_window, queries[:1]) if len(queries) > 1 else windows
     fused = add_windows(fused, windows)
     if embedder is not None and embedder.enabled:
         keys = [doc_key(d, i) for i, d in enumerate(documents)]
         fused = add_dense(fused, embedder.scores(question, documents, keys, store=store,
                                                  queries=queries))
     named = set(index_terms(queries[0].text)) if queries else set()
-    return Relevance(fused, windows, content_terms(" ".join(q.text for q in queries)), named)
+    return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
+                     named)
 
 
 def _order(documents: Sequence[Document], names: Sequence[object],
@@ -534,6 +543,23 @@ def _positions(documents: Sequence[Document], scores: dict) -> list[dict[int, fl
         pos = {s.index: k for k, s in enumerate(d.sections)}
         out.append({pos[idx]: sc for (dk, idx), sc in scores.items()
                     if dk == key and idx in pos})
+    return out
+
+
+def _to_grow(resolved: Sequence[tuple[int, int, Passage]],
+             windows: Sequence[tuple[int, int, int, int, float]]) -> set[tuple[int, int]]:
+    """The previous excerpts (document, section position) that a follow-up's best windows
+    for its own words (the history's would find the previous topic again) fall in, away
+    from every block they kept (a window that holds a kept block is covered by it)."""
+    partial = {(i, pos): set(p.blocks) for i, pos, p in resolved if not p.complete}
+    out = set()
+    best = windows[0][4] if windows else 0.0
+    for di, pos, first, last, sc in windows[:BREADTH_TOP]:
+        if sc < WINDOW_FLOOR * best:
+            break
+        kept = partial.get((di, pos))
+        if kept is not None and not kept & set(range(first, last + 1)):
+            out.add((di, pos))
     return out
 
 

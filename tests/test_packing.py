@@ -661,3 +661,30 @@ def test_pack_spends_the_budget_it_books():
     p = pack([doc], "How is the firewall configured?", b, max_new_tokens=50, embedder=None)
     check_fits(p, b, 50, 3000)
     assert p.tokens >= 0.9 * (3000 - 50)
+
+
+def test_follow_up_whose_answer_is_in_blocks_a_kept_excerpt_left_out_packs_it_anew():
+    """The previous prompt kept two blocks of a long section; the follow-up's best passage
+    is another block of it. The kept prefix ends before that section, which is packed again
+    with the block the follow-up needs."""
+    intro = section(0, ("1 Overview",), [("prose", FILLER * 2, 1)])
+    blocks = ([("prose", "The clean target removes every file the build made. " + FILLER, 2)]
+              + [("prose", FILLER * 2, 2 + k // 3) for k in range(12)]
+              + [("prose", "Build-arch compiles only the architecture-dependent parts: "
+                           "configure and compile, nothing installed.", 7)])
+    rules = section(1, ("2 The rules file",), blocks)
+    other = [section(2 + k, (f"{3 + k} Topic {k}",), [("prose", FILLER * 3, 8 + k)])
+             for k in range(6)]
+    doc = document("rules.pdf", [intro, rules, *other])
+    b = CharBackend(1400)
+    first = pack([doc], "What must the clean target do?", b, max_new_tokens=50, embedder=None)
+    kept = dict(((i, blk) for _, i, blk in first.passages))
+    assert kept.get(1) is not None and len(blocks) - 1 not in kept[1]  # partial, answer out
+    history = [Message("user", "What must the clean target do?"),
+               Message("assistant", "Remove what the build made.")]
+    follow = pack([doc], "And the build-arch target?", CharBackend(1400 + 300),
+                  max_new_tokens=50, history=history, embedder=None,
+                  previous_passages=first.passages, reuse_allowance=300, outline_window=1400)
+    assert "architecture-dependent" in follow.text
+    assert follow.kept < len(first.passages)
+    check_fits(follow, CharBackend(1700), 50, 1700)
