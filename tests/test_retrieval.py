@@ -80,16 +80,24 @@ def test_section_index_ranks_the_matching_section_first(query, best):
     assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
 
 
-def test_section_index_matches_store_scores(store):
-    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
-    loaded = [store.load_document(i) for i in ids]
-    mine = SectionIndex(loaded)
-    for q in ["printer file", "备份 rsync tar", "网络 接口 network"]:
-        a = {(h.doc_id, h.section): h.score for h in mine.search(q)}
-        b = {(h.doc_id, h.section): h.score for h in store.search_sections(q, ids)}
-        assert a.keys() == b.keys(), q
+QUERIES = ["printer file", "备份 rsync tar", "网络 接口 network"]
+
+
+def same_scores(mine, theirs, key) -> None:
+    """Both searches find the same units with the same scores, for every query."""
+    for q in QUERIES:
+        a = {key(h): h.score for h in mine(q)}
+        b = {key(h): h.score for h in theirs(q)}
+        assert a.keys() == b.keys() and a, q
         for k in a:
             assert a[k] == pytest.approx(b[k], rel=1e-6), (q, k)
+
+
+def test_section_index_matches_store_scores(store):
+    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
+    mine = SectionIndex([store.load_document(i) for i in ids])
+    same_scores(mine.search, lambda q: store.search_sections(q, ids),
+                lambda h: (h.doc_id, h.section))
 
 
 def test_fused_scores_normalise_each_query():
@@ -169,14 +177,8 @@ def test_windows_find_the_paragraph_inside_a_long_section():
 def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store):
     ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
     loaded = [store.load_document(i) for i in ids]
-    mine = SectionIndex(loaded)
-    for q in ["printer file", "备份 rsync tar", "网络 接口 network"]:
-        a = {(h.doc_id, h.section, h.first, h.last): h.score for h in mine.windows(q)}
-        b = {(h.doc_id, h.section, h.first, h.last): h.score
-             for h in store.search_windows(q, ids)}
-        assert a.keys() == b.keys() and a, q
-        for k in a:
-            assert a[k] == pytest.approx(b[k], rel=1e-6), (q, k)
+    same_scores(SectionIndex(loaded).windows, lambda q: store.search_windows(q, ids),
+                lambda h: (h.doc_id, h.section, h.first, h.last))
     # A document stored before windows existed is indexed on its first window search.
     before = {(h.section, h.first) for h in store.search_windows("rsync tar", ids)}
     store.db.execute("DELETE FROM windows_fts WHERE doc_id = ?", [ids[0]])
