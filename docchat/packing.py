@@ -201,10 +201,6 @@ class EvidenceBudget:
         of llama.cpp tokenizing a 32k prompt on a busy machine)."""
         self.take("slack", max(SLACK_MIN, self.avail // int(1 / SLACK_SHARE)))
 
-    def withdraw(self, tokens: int) -> None:
-        """Lower the limit itself (a reuse allowance that no longer applies)."""
-        self.limit -= int(tokens)
-
 
 def outline_budget(budget: int) -> int:
     """Tokens the outline may take for a prompt budget: OUTLINE_SHARE of it, rounded down
@@ -341,6 +337,19 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     counter = Counter(backend, tok)
     hist = split_history(history, history_turns)
     names = _names(documents)
+    # A follow-up keeps the previous excerpts while still relevant; on a topic change it is
+    # packed afresh within the first question's budget. Decided first, so that the turns
+    # kept are sized for the budget that applies.
+    rel: Relevance | None = None
+    resolved = _resolve(documents, names, prev) if prev else []
+    keeps_previous = False
+    if prev:
+        rel = relevance(documents, question, history, search, rewrite=rewrite,
+                        expand=expand, embedder=embedder, store=store)
+        keeps_previous = bool(resolved) and still_relevant(documents, rel.sections, resolved,
+                                                           question)
+        if not keeps_previous:
+            limit -= reuse_allowance
 
     def messages_for(turns: list[Message], text_outline: str, excerpts: str,
                      focus: str = "") -> list[Message]:
@@ -389,8 +398,8 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
         if whole_cost is not None and whole_cost <= room.avail:
             picked = [[Passage.whole(d, s, s.index) for s in d.sections] for d in documents]
         else:
-            rel = relevance(documents, question, history, search, rewrite=rewrite,
-                            expand=expand, embedder=embedder, store=store)
+            rel = rel or relevance(documents, question, history, search, rewrite=rewrite,
+                                   expand=expand, embedder=embedder, store=store)
             fused, qterms = rel.sections, rel.terms
             positions = _positions(documents, fused)
             if outline.dropped:
@@ -401,9 +410,8 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 if focus:
                     room.take("focus", counter.text(prompts.context_block("", "", lang, focus))
                               + BLOCK_GAP)
-            resolved = _resolve(documents, names, prev) if prev else []
             windows = _window_positions(documents, rel.windows)
-            if resolved and still_relevant(documents, fused, resolved, question):
+            if keeps_previous:
                 keep, used_keep = [], 0
                 grow = _to_grow(resolved, _window_positions(documents, rel.own_windows))
                 for i, pos, p in resolved:
@@ -418,9 +426,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                     kept_first.append((i, p.section.index))
                     used_keep += c
             elif prev:
-                # A topic change: pack afresh within the first question's budget.
-                room.withdraw(reuse_allowance)
-                keep = []
+                keep = []  # a topic change: packed afresh (the allowance is off already)
             else:
                 keep = _reused(documents, names, previous_sections, counter,
                                room.share(REUSE_SHARE) if room.avail >= REUSE_MIN else 0)

@@ -649,8 +649,6 @@ def test_evidence_budget_books_what_takes_the_window():
     small.keep_slack()
     assert small.spent["slack"] == SLACK_MIN and small.avail == 2
     assert EvidenceBudget(limit=100, fixed=200).share(0.5) == 0  # never negative
-    room.withdraw(400)  # a reuse allowance that no longer applies lowers the limit itself
-    assert room.limit == 1600 and room.avail == 1052
 
 
 def test_pack_spends_the_budget_it_books():
@@ -688,3 +686,25 @@ def test_follow_up_whose_answer_is_in_blocks_a_kept_excerpt_left_out_packs_it_an
     assert "architecture-dependent" in follow.text
     assert follow.kept < len(first.passages)
     check_fits(follow, CharBackend(1700), 50, 1700)
+
+
+def test_topic_change_after_long_answers_fits_the_first_question_budget():
+    """The app's failure: a follow-up window (reused prefix + allowance) let two long recent
+    answers fit; the question changed topic, the allowance came off, and the prompt no
+    longer fitted ("needs 1301 of the 512 tokens"). The recent turns are now sized for the
+    budget that applies: shortened or dropped, and the question is answered."""
+    doc = manual()
+    first = pack([doc], "How do I restart the firewall service?", CharBackend(1550),
+                 max_new_tokens=50, embedder=None)
+    long_answer = "Run systemctl restart firewall and check the log. " * 20  # ~1,000 chars
+    history = [Message("user", "How do I restart the firewall service?"),
+               Message("assistant", long_answer),
+               Message("user", "And its retries?"),
+               Message("assistant", long_answer)]
+    question = "Which fonts and quota limits does the printer spool use?"
+    other = pack([doc], question, CharBackend(1550 + 1200), max_new_tokens=50,
+                 history=history, embedder=None, previous_passages=first.passages,
+                 reuse_allowance=1200, outline_window=1550)
+    assert other.kept == 0
+    assert other.tokens + 50 <= 1550
+    assert other.messages[-1].content == question
