@@ -67,3 +67,44 @@ def test_cancelled_waiter_leaves_without_blocking_others(backend):
         worker.join(60)
     assert outputs["third"] and third_places[-1] == 0
     assert backend.queue.depth == 0
+
+
+def test_background_work_is_not_reported_as_answers_ahead():
+    """The app's warm-up prefetch holds the queue at start; the first question must not
+    read "1 answer(s) ahead of yours" for it. A real request ahead still counts."""
+    from docchat.backends import GenerationQueue
+    q = GenerationQueue()
+    running: list[str] = []
+    done = {name: threading.Event() for name in ("warm", "first", "second")}
+
+    def take_turn(request, name, background=False):
+        with q.turn(request, background=background):
+            running.append(name)
+            done[name].wait(10)
+
+    warm = GenerationRequest(messages=[Message("user", "warm")], max_new_tokens=0)
+    first_places: list[int] = []
+    second_places: list[int] = []
+    first = ask("Hi?", on_queue=first_places.append)
+    second = ask("Next?", on_queue=second_places.append)
+    threads = [threading.Thread(target=take_turn, args=(warm, "warm", True))]
+    threads[0].start()
+    wait_for(lambda: running == ["warm"])
+    threads.append(threading.Thread(target=take_turn, args=(first, "first")))
+    threads[1].start()
+    wait_for(lambda: q.depth == 2)
+    threads.append(threading.Thread(target=take_turn, args=(second, "second")))
+    threads[2].start()
+    wait_for(lambda: q.depth == 3 and second_places)
+    time.sleep(0.2)
+    assert first_places == []  # only background work ahead: no place reported
+    assert second_places == [1]  # one real request ahead of it (the warm-up not counted)
+    done["warm"].set()
+    wait_for(lambda: running == ["warm", "first"])
+    assert first_places == [0]  # its turn
+    done["first"].set()
+    wait_for(lambda: running == ["warm", "first", "second"])
+    done["second"].set()
+    for t in threads:
+        t.join(5)
+    assert second_places == [1, 0]

@@ -152,7 +152,9 @@ class GenerationQueue:
     """Runs one generation at a time in arrival order; waiters learn their place.
 
     In-process backends share one model across all sessions, so they wrap their
-    generation in ``with queue.turn(request):``.
+    generation in ``with queue.turn(request):``. Background work (the KV-cache prefetch)
+    takes turns too but is not counted in the places reported to requests: it gives way
+    between batches as soon as a request waits, so nobody waits for it as for an answer.
     """
 
     def __init__(self) -> None:
@@ -161,6 +163,7 @@ class GenerationQueue:
         self._serving = 0  # ticket number now allowed to run
         self._waiting: list[int] = []
         self._skipped: set[int] = set()  # cancelled while waiting
+        self._background: set[int] = set()  # tickets of background work
 
     @property
     def depth(self) -> int:
@@ -168,14 +171,20 @@ class GenerationQueue:
         with self._cond:
             return len(self._waiting)
 
-    def turn(self, request: GenerationRequest) -> "_Turn":
-        return _Turn(self, request)
+    def turn(self, request: GenerationRequest, background: bool = False) -> "_Turn":
+        return _Turn(self, request, background)
+
+    def _ahead(self, ticket: int) -> int:
+        """Requests (not background work) running or waiting before ticket."""
+        return sum(1 for t in self._waiting if t < ticket and t not in self._background)
 
 
 class _Turn:
-    def __init__(self, queue: GenerationQueue, request: GenerationRequest) -> None:
+    def __init__(self, queue: GenerationQueue, request: GenerationRequest,
+                 background: bool = False) -> None:
         self.queue = queue
         self.request = request
+        self.background = background
         self.ticket = -1
 
     def __enter__(self) -> "_Turn":
@@ -184,15 +193,18 @@ class _Turn:
         with q._cond:
             self.ticket = next(q._tickets)
             q._waiting.append(self.ticket)
+            if self.background:
+                q._background.add(self.ticket)
             last_reported = None
             while self.ticket != q._serving:
-                ahead = self.ticket - q._serving
-                if req.on_queue and ahead != last_reported:
+                ahead = q._ahead(self.ticket)
+                if req.on_queue and ahead and ahead != last_reported:
                     last_reported = ahead
                     req.on_queue(ahead)
                 if req.cancel.is_set():
                     # Give up our place without running; later tickets must not wait on us.
                     q._waiting.remove(self.ticket)
+                    q._background.discard(self.ticket)
                     self._skip = True
                     req.stats.stopped = True
                     req.stats.queue_ms = (time.perf_counter() - start) * 1000
@@ -216,6 +228,7 @@ class _Turn:
                 q._skipped.add(self.ticket)
             else:
                 q._waiting.remove(self.ticket)
+                q._background.discard(self.ticket)
                 q._serving += 1
             while q._serving in q._skipped:
                 q._skipped.discard(q._serving)

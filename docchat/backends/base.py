@@ -203,7 +203,7 @@ class StreamingBackend:
             return request.cancel.is_set() or self.queue.depth > 1
 
         def work() -> None:
-            with self.queue.turn(request) as turn:
+            with self.queue.turn(request, background=True) as turn:
                 if turn.cancelled or interrupted():
                     return
                 try:
