@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Sequence
 
 from docchat.backends import Backend, GenerationRequest, Message
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
+from docchat.errors import ContextTooLong
 from docchat.evidence import Evidence, find_evidence, to_dicts
 from docchat.pacing import Pacer
 from docchat.packing import PackedContext, normalize_passages, pack, prefix_tokens
@@ -168,7 +169,8 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         embedding_store=None, previous_passages: Sequence | None = None) -> Answer:
     """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
-    Packing happens here, so ContextTooLong is raised before anything is generated;
+    Packing happens here, so ContextTooLong is raised before anything is generated (when
+    only the first-token budget is too small, the whole window is read instead);
     backend errors surface while iterating. ``started_at`` (a ``clock()`` time) is when
     the user asked: time to first token is measured from it. ``ttft_target`` (seconds)
     caps the prompt at what the backend reads in that time (``whole_window`` lifts it);
@@ -203,9 +205,24 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     dense = dense_ready(documents, embedding_store)
     if not dense:
         extra["embedder"] = None
-    packed = pack(documents, question, backend, history=history, search=search,
-                  max_new_tokens=max_new, history_turns=history_turns,
-                  context_window=budget.context_window, **extra)
+    try:
+        packed = pack(documents, question, backend, history=history, search=search,
+                      max_new_tokens=max_new, history_turns=history_turns,
+                      context_window=budget.context_window, **extra)
+    except ContextTooLong:
+        if budget.prompt_budget is None:
+            raise
+        # The question and the turns kept do not fit the first-token budget: read the
+        # whole window rather than fail (slower than the target, but answered).
+        logger.info("prompt over the first-token budget of %s tokens: whole window",
+                    budget.prompt_budget)
+        budget = Budget(budget.window, budget.window, None, budget.target_s, budget.rate,
+                        False)
+        extra.pop("reuse_allowance", None)
+        extra.pop("outline_window", None)
+        packed = pack(documents, question, backend, history=history, search=search,
+                      max_new_tokens=max_new, history_turns=history_turns,
+                      context_window=budget.context_window, **extra)
     evidence = find_evidence(documents, packed.sections, question)
     cancel = cancel or threading.Event()
     answer = Answer(cancel=cancel, backend=backend.name, model=backend.model, packed=packed,

@@ -235,3 +235,19 @@ def test_follow_up_budget_counts_only_new_tokens():
     assert follow.packed.messages[0].content.startswith(
         first.packed.messages[0].content.split("\n\n## " + label("en", "focus"))[0])
     assert follow.packed.tokens - reused <= int(FOLLOWUP_NEW_SHARE * 1500) + 8
+
+
+def test_a_question_over_the_first_token_budget_reads_the_whole_window():
+    """A question longer than the time budget (a slow machine, a pasted log): the answer
+    comes from the whole window instead of a "prompt needs N of 512 tokens" error; over the
+    whole window it is still ContextTooLong."""
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 5.0  # budget: MIN_PROMPT_BUDGET tokens
+    question = "Why does this log fail on the port rule? " + "log " * 600
+    answer = ask([big_doc()], question, backend, preset="raw", ttft_target=10)
+    assert answer.budget.prompt_budget is None
+    assert MIN_PROMPT_BUDGET < answer.packed.tokens <= 8192 - 512
+    assert answer.packed.messages[-1].content == question
+    "".join(answer)
+    with pytest.raises(ContextTooLong):
+        ask([big_doc()], "log " * 9000, backend, preset="raw", ttft_target=10)
