@@ -639,135 +639,165 @@ def _select(documents: Sequence[Document], scores: dict, qterms: list[str], coun
             avail: int, positions: list[dict[int, float]] | None = None,
             keep: Sequence[tuple] = (),
             windows: Sequence[tuple[int, int, int, int, float]] = ()) -> list[list[Passage]]:
-    """Choose passages per document: the kept ones (previous prompt), the part asked
-    about whole, the best windows (passage hits), then hits and their neighbours by score
-    (a window's section grows to whole where it fits), then the start.
+    """Choose passages per document, in this order (see _Selection): the kept ones (the
+    previous prompt's), the part asked about whole, the best windows (passage hits), then
+    hits and their neighbours by score (a window's section grows to whole where it fits),
+    then the start.
 
     windows: (document, section position, first block, last block, score), best first."""
-    queues: list[list[tuple[str, int]]] = []  # per doc: (kind, section position)
-    relevance: list[float] = []
-    if positions is None:
-        positions = _positions(documents, scores)
-    for d, hits in zip(documents, positions):
-        # Neighbours of a hit rank just below it: a section is often continued by the next.
-        prio = dict(hits)
-        for p, sc in hits.items():
-            for q in (p + 1, p - 1):
-                if 0 <= q < len(d.sections) and prio.get(q, 0.0) < NEIGHBOUR * sc:
-                    prio[q] = NEIGHBOUR * sc
-        order = [(HIT if p in hits else NEAR, p)
-                 for p in sorted(prio, key=lambda p: (-prio[p], p))]
-        order += [(START, p) for p in range(len(d.sections))]
-        queues.append(order)
-        relevance.append(sum(sorted(hits.values(), reverse=True)[:3]))
+    sel = _Selection(documents, positions if positions is not None
+                     else _positions(documents, scores), qterms, counter, avail)
+    sel.keep(keep)
+    sel.take_part()
+    sel.take_windows(windows)
+    for i in range(len(documents)):
+        sel.fill(i, sel.shares[i] - sel.breadth[i])
+    for i in sorted(range(len(documents)), key=lambda k: -sel.relevance[k]):
+        sel.fill(i, avail - sel.used)
+    return [[c[p] for p in sorted(c)] for c in sel.chosen]
 
-    n = len(documents)
-    total_rel = sum(relevance) or 1.0
-    shares = [avail * (DOC_FLOOR / n + (1 - DOC_FLOOR) * r / total_rel) if sum(relevance)
-              else avail / n for r in relevance]
-    chosen: list[dict[int, Passage]] = [{} for _ in documents]
-    used = 0
-    rank = 0
-    frozen = {(di, p) for di, p, *_ in keep}  # kept as they were: never grown
-    for di, p, *blocks in keep:
-        rank += 1
-        chosen[di][p] = Passage(documents[di], documents[di].sections[p],
-                                blocks[0] if blocks else None, rank)
-        used += chosen[di][p].cost(counter)
-    # A question about one part (a section with its subsections): that part whole, start,
-    # middle and end, before anything else, where it takes at most SPAN_SHARE of the budget.
-    part = part_asked_about(documents, positions)
-    if part is not None:
+
+class _Selection:
+    """The passages being chosen within avail tokens: per document, section position ->
+    Passage, with the tokens used and the order of choice (rank: higher goes first when
+    the prompt must shrink)."""
+
+    def __init__(self, documents: Sequence[Document], positions: list[dict[int, float]],
+                 qterms: list[str], counter: Counter, avail: int) -> None:
+        self.documents, self.positions = documents, positions
+        self.qterms, self.counter, self.avail = qterms, counter, avail
+        self.chosen: list[dict[int, Passage]] = [{} for _ in documents]
+        self.used, self.rank = 0.0, 0
+        self.frozen: set[tuple[int, int]] = set()  # kept as they were: never grown
+        self.queues = [_queue(d, hits) for d, hits in zip(documents, positions)]
+        # A document's relevance: its three best section scores. Half the budget is split
+        # evenly (DOC_FLOOR), half by relevance.
+        self.relevance = [sum(sorted(hits.values(), reverse=True)[:3]) for hits in positions]
+        n, total = len(documents), sum(self.relevance)
+        self.shares = [avail * (DOC_FLOOR / n + (1 - DOC_FLOOR) * r / total) if total
+                       else avail / n for r in self.relevance]
+        self.breadth = [0.0] * n  # tokens each document's first windows took
+
+    def _next_rank(self) -> int:
+        self.rank += 1
+        return self.rank
+
+    def _put(self, di: int, p: int, passage: Passage) -> float:
+        had = self.chosen[di][p].cost(self.counter) if p in self.chosen[di] else 0
+        self.chosen[di][p] = passage
+        delta = passage.cost(self.counter) - had
+        self.used += delta
+        return delta
+
+    def _grown(self, di: int, p: int, blocks: set[int], room: float, rank: int
+               ) -> Passage | None:
+        """The section's best blocks in room tokens, those already chosen (and blocks, when
+        given) first; None unless it holds more blocks than before."""
+        d, section = self.documents[di], self.documents[di].sections[p]
+        current = self.chosen[di].get(p)
+        kept = set(current.blocks) if current is not None else set()
+        scores = block_scores(section.blocks, self.qterms)
+        scores = [KEPT_BLOCK if b in kept else sc if not blocks or b in blocks else -1.0
+                  for b, sc in enumerate(scores)]
+        had = current.cost(self.counter) if current is not None else 0
+        passage = Passage.partial(d, section, scores, int(room + had), self.counter, rank)
+        if passage is None or len(passage.blocks) <= len(kept):
+            return None
+        return passage
+
+    def keep(self, keep: Sequence[tuple]) -> None:
+        """The previous prompt's passages, as they were."""
+        for di, p, *blocks in keep:
+            self.frozen.add((di, p))
+            d = self.documents[di]
+            self._put(di, p, Passage(d, d.sections[p], blocks[0] if blocks else None,
+                                     self._next_rank()))
+
+    def take_part(self) -> None:
+        """A question about one part (a section with its subsections): that part whole,
+        start, middle and end, where it takes at most SPAN_SHARE of the budget."""
+        part = part_asked_about(self.documents, self.positions)
+        if part is None:
+            return
         di, ei = part
-        d = documents[di]
+        d = self.documents[di]
         e = entries_of(d)[ei]
         span = [Passage.whole(d, d.sections[p], 0) for p in range(e.start, e.end)]
-        cost = sum(x.cost(counter) for x in span)
-        if e.end - e.start > 1 and cost <= SPAN_SHARE * avail:
-            for p, x in zip(range(e.start, e.end), span):
-                if p in chosen[di]:  # kept from the previous prompt as it was
+        if e.end - e.start <= 1 or sum(x.cost(self.counter) for x in span) > (
+                SPAN_SHARE * self.avail):
+            return
+        for p, x in zip(range(e.start, e.end), span):
+            if p not in self.chosen[di]:  # kept from the previous prompt as it was
+                self._put(di, p, Passage(x.doc, x.section, None, self._next_rank()))
+
+    def take_windows(self, windows: Sequence[tuple[int, int, int, int, float]]) -> None:
+        """Precision first: the best windows (the paragraphs that match the question best,
+        wherever their sections rank), up to BREADTH_TOP of them, at least WINDOW_FLOOR of
+        the best one's score, in BREADTH_SHARE of each document's share; a window too long
+        for what is left keeps its best blocks."""
+        taken = 0
+        best = windows[0][4] if windows else 0.0
+        for di, p, first, last, sc in windows:
+            if taken >= BREADTH_TOP or sc < WINDOW_FLOOR * best:
+                break
+            d = self.documents[di]
+            section = d.sections[p]
+            current = self.chosen[di].get(p)
+            if (current is not None and current.complete) or (di, p) in self.frozen:
+                continue
+            blocks = set(current.blocks if current else ()) | set(range(first, last + 1))
+            rank = self._next_rank()
+            passage = Passage(d, section, None if len(blocks) == len(section.blocks)
+                              else tuple(sorted(blocks)), current.rank if current else rank)
+            had = current.cost(self.counter) if current else 0
+            room = min(BREADTH_SHARE * self.shares[di] - self.breadth[di],
+                       self.avail - self.used)
+            if passage.cost(self.counter) - had > room:
+                passage = self._grown(di, p, blocks, room, passage.rank)
+                if passage is None:
                     continue
-                rank += 1
-                chosen[di][p] = Passage(x.doc, x.section, None, rank)
-                used += x.cost(counter)
+            self.breadth[di] += self._put(di, p, passage)
+            taken += 1
 
-    # Precision first: the best windows (the paragraphs that match the question best,
-    # wherever their sections rank), up to BREADTH_TOP of them in BREADTH_SHARE of each
-    # document's share of the budget.
-    breadth, taken = [0.0] * n, 0
-    best = windows[0][4] if windows else 0.0
-    for di, p, first, last, sc in windows:
-        if taken >= BREADTH_TOP or sc < WINDOW_FLOOR * best:
-            break
-        d = documents[di]
-        section = d.sections[p]
-        current = chosen[di].get(p)
-        if (current is not None and current.complete) or (di, p) in frozen:
-            continue
-        blocks = set(current.blocks if current else ()) | set(range(first, last + 1))
-        rank += 1
-        passage = Passage(d, section, None if len(blocks) == len(section.blocks)
-                          else tuple(sorted(blocks)), current.rank if current else rank)
-        had = current.cost(counter) if current else 0
-        room = min(BREADTH_SHARE * shares[di] - breadth[di], avail - used)
-        if passage.cost(counter) - had > room:
-            # Too long for what is left: the window's best blocks (what was chosen stays).
-            scores = block_scores(section.blocks, qterms)
-            scores = [KEPT_BLOCK if current and b in current.blocks else
-                      sc if b in blocks else -1.0 for b, sc in enumerate(scores)]
-            passage = Passage.partial(d, section, scores, int(room + had), counter,
-                                      passage.rank)
-            if passage is None or (current and len(passage.blocks) <= len(current.blocks)):
-                continue
-        delta = passage.cost(counter) - had
-        chosen[di][p] = passage
-        breadth[di] += delta
-        used += delta
-        taken += 1
-
-    def fill(i: int, cap: float) -> float:
-        nonlocal rank
-        spent = 0.0
-        misses = 0
-        d = documents[i]
-        for kind, p in queues[i]:
-            current = chosen[i].get(p)
+    def fill(self, i: int, cap: float) -> None:
+        """Document i's queue within cap tokens: hits whole (or their best blocks when they
+        do not fit, a chosen window kept), neighbours whole, then sections from the start
+        (giving up after MAX_MISSES that do not fit)."""
+        spent, misses = 0.0, 0
+        d = self.documents[i]
+        for kind, p in self.queues[i]:
+            current = self.chosen[i].get(p)
             if current is not None and (current.complete or kind == START
-                                        or (i, p) in frozen):
+                                        or (i, p) in self.frozen):
                 continue
-            room = min(cap - spent, avail - used - spent)
+            room = min(cap - spent, self.avail - self.used)
             if room <= MIN_ROOM or (kind == START and misses >= MAX_MISSES):
                 break
-            rank += 1
-            had = current.cost(counter) if current is not None else 0
+            rank = self._next_rank()
+            had = current.cost(self.counter) if current is not None else 0
             passage = Passage.whole(d, d.sections[p], current.rank if current else rank)
-            c = passage.cost(counter) - had
-            if c > room:
+            if passage.cost(self.counter) - had > room:
                 if kind == HIT and room + had >= MIN_PARTIAL:
-                    # The section's best blocks; a window already chosen stays in.
-                    section = d.sections[p]
-                    scores = block_scores(section.blocks, qterms)
-                    if current is not None:
-                        scores = [KEPT_BLOCK if b in current.blocks else sc
-                                  for b, sc in enumerate(scores)]
-                    passage = Passage.partial(d, section, scores, int(room + had), counter,
-                                              passage.rank)
-                    if passage is None or (current is not None
-                                           and len(passage.blocks) <= len(current.blocks)):
+                    passage = self._grown(i, p, set(), room, passage.rank)
+                    if passage is None:
                         continue
-                    c = passage.cost(counter) - had
                 else:
                     misses += kind == START
                     continue
-            chosen[i][p] = passage
-            spent += c
-        return spent
+            spent += self._put(i, p, passage)
 
-    for i in range(n):
-        used += fill(i, shares[i] - breadth[i])
-    for i in sorted(range(n), key=lambda k: -relevance[k]):
-        used += fill(i, avail - used)
-    return [[chosen[i][p] for p in sorted(chosen[i])] for i in range(n)]
+
+def _queue(doc: Document, hits: dict[int, float]) -> list[tuple[str, int]]:
+    """(kind, section position) in the order a document's sections are tried: hits and
+    their neighbours by score (a neighbour ranks at NEIGHBOUR of its hit's score: a section
+    is often continued by the next), then every section from the start."""
+    prio = dict(hits)
+    for p, sc in hits.items():
+        for q in (p + 1, p - 1):
+            if 0 <= q < len(doc.sections) and prio.get(q, 0.0) < NEIGHBOUR * sc:
+                prio[q] = NEIGHBOUR * sc
+    order = [(HIT if p in hits else NEAR, p) for p in sorted(prio, key=lambda p: (-prio[p], p))]
+    return order + [(START, p) for p in range(len(doc.sections))]
 
 
 def _shrink(picked: list[list[Passage]], counter: Counter, overflow: int,
