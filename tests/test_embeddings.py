@@ -176,6 +176,7 @@ def test_cli_pack_embeds_a_stored_document_once(tmp_path, monkeypatch):
                    encoding="utf-8")
     db = tmp_path / "t.db"
     monkeypatch.setenv("DOCCHAT_BACKEND", "echo")
+    monkeypatch.setenv("DOCCHAT_EMBEDDER", "minilm")
     fresh = Embedder()
     monkeypatch.setattr(embeddings, "DEFAULT", fresh)
     import docchat.packing as packing
@@ -221,3 +222,69 @@ def test_warm_writes_to_a_store_opened_in_its_thread(tmp_path):
                              open_store=lambda: SessionStore.open(db))
     thread.join(10)
     assert SessionStore.open(db).get_embeddings(d.sha256, embeddings.STORED_AS) is not None
+
+
+# --- the multilingual model (the default) -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def use_embedder():
+    assert embeddings.use_available()  # pinned in requirements.txt
+    return Embedder(model=embeddings.USE)
+
+
+def test_multilingual_model_matches_across_chinese_and_english(use_embedder):
+    """A Chinese question finds the English section it asks about, an English question the
+    Chinese one, with no dictionary in between; Chinese documents are embedded too."""
+    en = doc(MANUAL, name="en.pdf")
+    zh = doc([("归档", "用 tar 把许多文件打包成一个归档文件。"),
+              ("打印", "CUPS 把文档排队并发送到打印机。"),
+              ("定时任务", "cron 按计划执行命令，例如每天夜里。"),
+              ("字体", "TrueType 和 OpenType 字体安装在整个系统中。")], language="zh",
+             name="zh.pdf")
+    assert use_embedder.reads(zh) and not Embedder().reads(zh)
+    got = use_embedder.scores("哪个工具每天夜里自动执行命令？", [en], ["en"])
+    assert max(got, key=got.get) == ("en", 2)  # Periodic tasks: cron
+    got = use_embedder.scores("Which program sends documents to the printer?", [zh], ["zh"])
+    assert max(got, key=got.get) == ("zh", 1)  # 打印
+    v = use_embedder.vectors(zh)
+    assert v.shape == (4, 512) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-3)
+
+
+def test_multilingual_section_text_is_cut_by_characters():
+    s = Section(0, ("数据", "备份"), 2, 1, 1, "prose", (Block("prose", "备" * 500, 1),))
+    text = embeddings.use_section_text(s)
+    assert text.startswith("数据 > 备份: ") and text.count("备") - 1 == embeddings.USE_CHARS // 2
+
+
+def test_cli_pack_with_the_multilingual_model_embeds_sections_once(tmp_path, monkeypatch):
+    """The default model: a second `pack` on the stored document encodes the question only."""
+    from click.testing import CliRunner
+
+    import docchat.packing as packing
+    from docchat.cli import cli
+
+    src = tmp_path / "手册.md"
+    filler = " ".join(f"Filler sentence {k} says nothing in particular." for k in range(40))
+    src.write_text("\n\n".join(f"# {t}\n\n{b} {filler}" for t, b in MANUAL),
+                   encoding="utf-8")
+    monkeypatch.setenv("DOCCHAT_BACKEND", "echo")
+    monkeypatch.setenv("DOCCHAT_EMBEDDER", "use")
+    args = ["pack", str(src), "-q", "哪个工具每天夜里执行命令？", "--db", str(tmp_path / "u.db"),
+            "--budget", "400", "--json"]
+    encoded: list[int] = []
+    real = embeddings.UseEncoder.encode
+
+    def counting(self, texts, max_tokens=None):
+        encoded.append(len(texts))
+        return real(self, texts, max_tokens)
+
+    monkeypatch.setattr(embeddings.UseEncoder, "encode", counting)
+    for _ in range(2):
+        fresh = Embedder(model=embeddings.USE)  # a new process's embedder
+        monkeypatch.setattr(embeddings, "DEFAULT", fresh)
+        monkeypatch.setattr(packing.pack, "__kwdefaults__",
+                            {**packing.pack.__kwdefaults__, "embedder": fresh})
+        out = CliRunner().invoke(cli, args, catch_exceptions=False)
+        assert out.exit_code == 0, out.output
+    assert encoded == [1, len(MANUAL), 1]  # question and sections, then the question only
