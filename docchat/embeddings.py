@@ -425,6 +425,7 @@ def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None
     def run() -> None:
         embedder.vectors(doc, open_store() if open_store is not None else None)
 
-    thread = threading.Thread(target=run, daemon=True, name=f"embed-{doc.sha256[:8]}")
+    thread = threading.Thread(target=_quietly, args=(run,), daemon=True,
+                              name=f"embed-{doc.sha256[:8]}")
     thread.start()
     return thread

@@ -288,3 +288,23 @@ def test_cli_pack_with_the_multilingual_model_embeds_sections_once(tmp_path, mon
         out = CliRunner().invoke(cli, args, catch_exceptions=False)
         assert out.exit_code == 0, out.output
     assert encoded == [1, len(MANUAL), 1]  # question and sections, then the question only
+
+
+def test_warm_embeds_at_the_lowest_cpu_priority(tmp_path):
+    """The background embedding after an upload must not slow the backend reading a
+    question's prompt: its thread runs niced (19) where the OS allows it."""
+    import os
+    import threading
+
+    seen: list[int] = []
+
+    class Niced(FakeEncoder):
+        def encode(self, texts):
+            seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+            return super().encode(texts)
+
+    d = doc(MANUAL, name="niced.pdf")
+    thread = embeddings.warm(d, Embedder(encoder=Niced()))
+    thread.join(10)
+    assert seen == [19]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != 19  # caller as it was
