@@ -318,7 +318,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     *history, user(question)]. previous_sections (the previous answer's
     PackedContext.sections) come first among the excerpts, in their previous order, where
     they are chosen again, so a follow-up's prompt starts with the previous prompt.
-    embedder adds dense (embedding) scores for English sections when its model is
+    embedder adds dense (embedding) scores for the sections its model reads when it is
     installed (None, or no model: BM25 alone); store keeps its section vectors.
 
     previous_passages (the previous answer's PackedContext.passages) are kept exactly as
