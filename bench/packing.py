@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docchat import prompts
+from docchat.config import Settings
 from docchat.backends import Message
 from docchat.packing import pack
 from docchat.store import SessionStore
@@ -416,9 +417,10 @@ def main() -> None:
     ap.add_argument("--cache", default=os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "docchat-eval"))
     ap.add_argument("--no-timing", action="store_true", help="skip the 1,158-page timing")
-    ap.add_argument("--embedder", choices=("minilm", "use", "off"), default="minilm",
-                    help="docchat's dense scores: all-MiniLM-L6-v2 (English), the multilingual "
-                         "Universal Sentence Encoder, or none (Settings.embedder)")
+    ap.add_argument("--embedder", choices=("minilm", "use", "off"), default=Settings().embedder,
+                    help="docchat's dense scores (Settings.embedder; default %(default)s): the "
+                         "multilingual Universal Sentence Encoder, all-MiniLM-L6-v2 (English "
+                         "documents only) or none")
     ap.add_argument("--followups", choices=("app", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
                          "passes them (previous_passages); plain: the history text only")
