@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docchat import prompts
-from docchat.config import Settings
 from docchat.backends import Message
+from docchat.config import Settings
 from docchat.packing import pack
 from docchat.store import SessionStore
 from ingest import load_document
