@@ -43,14 +43,16 @@ def _pack_accepts(name: str) -> bool:
 
 
 def dense_ready(documents: Sequence[Document], store=None, embedder=None) -> bool:
-    """Whether the English documents' section vectors are at hand. While an upload's are
+    """Whether the section vectors of the documents the embedder reads (the multilingual
+    model: all; MiniLM: the English ones) are at hand. While an upload's are
     still being computed in the background, a question is packed by BM25 alone rather than
     wait for them (a 200-page manual takes a minute on a busy 2-core machine)."""
     embedder = embedder if embedder is not None else DEFAULT_EMBEDDER
     ready = getattr(embedder, "ready", None)
     if ready is None or not embedder.enabled:
         return True
-    return all(ready(d, store) for d in documents if d.language != "zh" and d.sections)
+    reads = getattr(embedder, "reads", lambda d: d.language != "zh")
+    return all(ready(d, store) for d in documents if reads(d) and d.sections)
 
 
 @dataclass(frozen=True)

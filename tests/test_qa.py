@@ -251,3 +251,17 @@ def test_a_question_over_the_first_token_budget_reads_the_whole_window():
     "".join(answer)
     with pytest.raises(ContextTooLong):
         ask([big_doc()], "log " * 9000, backend, preset="raw", ttft_target=10)
+
+
+def test_chinese_documents_count_for_dense_readiness_with_the_multilingual_model():
+    """The default model embeds Chinese documents too: while a Chinese upload's vectors are
+    still being computed, its first question goes by BM25 instead of waiting."""
+    from docchat import embeddings
+
+    zh = titled_doc("zh.txt", [("备份", "用 rsync 备份主目录。")], language="zh")
+    use = embeddings.Embedder(model=embeddings.USE)
+    minilm = embeddings.Embedder(model=embeddings.MINILM)
+    assert not dense_ready([zh], embedder=use)  # nothing embedded or stored yet
+    assert dense_ready([zh], embedder=minilm)  # MiniLM leaves Chinese to BM25
+    use.vectors(zh)
+    assert dense_ready([zh], embedder=use)
