@@ -37,10 +37,10 @@ class Settings:
     language: str = "en"
     # Summaries page: folders under this root may be summarised from the browser (None: off).
     summaries_root: Path | None = None
-    # Dense section scores beside BM25 when packing: "use" (the multilingual Universal
-    # Sentence Encoder: Chinese and English documents and questions), "minilm"
-    # (all-MiniLM-L6-v2: English documents only) or "off" (BM25 alone).
-    embedder: str = "use"
+    # Dense section scores beside BM25 when packing: "minilm" (all-MiniLM-L6-v2: English
+    # documents only), "use" (the multilingual Universal Sentence Encoder: Chinese and English
+    # documents and questions; ~4x slower packing, see bench/README.md) or "off" (BM25 alone).
+    embedder: str = "minilm"
     # Worker processes that read a long PDF or index a large Chinese text (None: one per core;
     # 1: the calling process only).
     ingest_processes: int | None = None

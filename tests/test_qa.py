@@ -254,7 +254,7 @@ def test_a_question_over_the_first_token_budget_reads_the_whole_window():
 
 
 def test_chinese_documents_count_for_dense_readiness_with_the_multilingual_model():
-    """The default model embeds Chinese documents too: while a Chinese upload's vectors are
+    """The multilingual model embeds Chinese documents too: while a Chinese upload's vectors are
     still being computed, its first question goes by BM25 instead of waiting."""
     from docchat import embeddings
 
