@@ -287,11 +287,14 @@ class Embedder:
         return self.switched_on and (self._encoder is not None or self.model.available())
 
     def use(self, model: DenseModel) -> None:
-        """Switch to another dense model (its vectors are cached and stored apart)."""
+        """Switch to another dense model (its vectors are cached and stored apart). The app
+        calls this on every rerun: the same model returns at once, without waiting for the
+        lock a background embedding holds."""
+        if model is self.model:
+            return
         with self._lock:
-            if model is not self.model:
-                self.model, self._encoder, self._query_encoder = model, None, None
-                self._cache.clear()
+            self.model, self._encoder, self._query_encoder = model, None, None
+            self._cache.clear()
 
     def encoder(self):
         with self._lock:

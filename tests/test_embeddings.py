@@ -308,3 +308,32 @@ def test_warm_embeds_at_the_lowest_cpu_priority(tmp_path):
     thread.join(10)
     assert seen == [19]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != 19  # caller as it was
+
+
+def test_configure_does_not_wait_for_a_background_embedding(monkeypatch):
+    """The app calls configure() on every rerun; while an upload's sections are embedded in
+    the background (holding the embedder's lock) the page must not wait for them (it did:
+    13 s before the first question showed anything)."""
+    import threading
+
+    from docchat.config import Settings
+
+    e = Embedder()
+    monkeypatch.setattr(embeddings, "DEFAULT", e)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with e._lock:
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(5)
+    done = threading.Event()
+    threading.Thread(target=lambda: (embeddings.configure(Settings.from_env({})), done.set()),
+                     daemon=True).start()
+    returned = done.wait(5)  # while the lock is still held
+    release.set()
+    t.join(5)
+    assert returned and e.switched_on and e.model is embeddings.MINILM
