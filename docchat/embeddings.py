@@ -230,10 +230,15 @@ class UseEncoder:
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], max_tokens: int | None = None):
+        """Unit rows, BATCH texts at a time (a question's encoding waits for one batch of
+        a background embedding at most, not for the whole document)."""
         import numpy as np
-        with self._lock:
-            out = self._use.encode(list(texts))
-        return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
+        parts = []
+        for k in range(0, len(texts), BATCH):
+            with self._lock:
+                parts.append(np.asarray(self._use.encode(list(texts[k:k + BATCH])),
+                                        dtype=np.float32).reshape(len(texts[k:k + BATCH]), -1))
+        return np.concatenate(parts) if parts else np.zeros((0, 512), dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -279,7 +284,11 @@ class Embedder:
         # Questions go through the numpy encoder unless an encoder was given (tests' fakes).
         self._query_encoder = query_encoder
         self._cache: OrderedDict[str, object] = OrderedDict()
-        self._lock = threading.RLock()  # one embedding run at a time; the cache is shared
+        # _lock: creating the encoders and the cache (held briefly); _embed_lock: one
+        # document's sections embedded at a time. A question never waits on _embed_lock for
+        # documents whose vectors are cached or stored, whatever is being embedded meanwhile.
+        self._lock = threading.RLock()
+        self._embed_lock = threading.Lock()
         self.cache_docs = cache_docs
 
     @property
@@ -337,34 +346,43 @@ class Embedder:
         """The document's section vectors (rows in section order), computed once: from the
         in-process cache, else from store (or the embedder's own), else embedded and
         written to that store."""
-        with self._lock:
-            return self._vectors(doc, store or self.store)
-
-    def _vectors(self, doc: Document, store: EmbeddingStore | None):
-        import numpy as np
+        store = store or self.store
         key = f"{doc.sha256}:{len(doc.sections)}"
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        model = self.model.stored_as
-        data = store.get_embeddings(doc.sha256, model) if store is not None else None
-        vecs = None
-        if data is not None:
-            vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, self.model.dim)
-            if len(vecs) != len(doc.sections):
-                vecs = None
+        vecs = self._cached(key)
         if vecs is None:
-            t = time.perf_counter()
-            vecs = self.encoder().encode([self.model.section_text(s) for s in doc.sections])
-            logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
-                        time.perf_counter() - t)
-            if store is not None:
-                store.put_embeddings(doc.sha256, model, vecs.tobytes())
-        self._cache[key] = vecs
-        if len(self._cache) > self.cache_docs:
-            self._cache.popitem(last=False)
+            vecs = self._stored(doc, store)
+        if vecs is None:
+            with self._embed_lock:  # another thread may have embedded it meanwhile
+                vecs = self._cached(key)
+                if vecs is None:
+                    vecs = self._stored(doc, store)
+                if vecs is None:
+                    t = time.perf_counter()
+                    vecs = self.encoder().encode([self.model.section_text(s)
+                                                  for s in doc.sections])
+                    logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
+                                time.perf_counter() - t)
+                    if store is not None:
+                        store.put_embeddings(doc.sha256, self.model.stored_as, vecs.tobytes())
+        with self._lock:
+            self._cache[key] = vecs
+            self._cache.move_to_end(key)
+            if len(self._cache) > self.cache_docs:
+                self._cache.popitem(last=False)
         return vecs
+
+    def _cached(self, key: str):
+        with self._lock:
+            return self._cache.get(key)
+
+    def _stored(self, doc: Document, store: EmbeddingStore | None):
+        import numpy as np
+        data = store.get_embeddings(doc.sha256, self.model.stored_as) if store is not None \
+            else None
+        if data is None:
+            return None
+        vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, self.model.dim)
+        return vecs if len(vecs) == len(doc.sections) else None
 
     def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
                store: EmbeddingStore | None = None, queries: Sequence = ()

@@ -337,3 +337,36 @@ def test_configure_does_not_wait_for_a_background_embedding(monkeypatch):
     release.set()
     t.join(5)
     assert returned and e.switched_on and e.model is embeddings.MINILM
+
+
+def test_a_question_does_not_wait_for_another_documents_background_embedding():
+    """An upload's sections are being embedded (slowly) in the background; a question on a
+    document whose vectors are already cached is scored without waiting for it."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(FakeEncoder):
+        def encode(self, texts):
+            if len(texts) > 1:  # sections, not a question
+                started.set()
+                release.wait(10)
+            return super().encode(texts)
+
+    e = Embedder(encoder=Slow())
+    ready = doc(MANUAL, name="ready.pdf")
+    release.set()
+    e.vectors(ready)  # cached
+    release.clear()
+    uploading = doc(MANUAL[:3], name="new.pdf")
+    t = threading.Thread(target=e.vectors, args=(uploading,), daemon=True)
+    t.start()
+    assert started.wait(5)
+    done = threading.Event()
+    got: dict = {}
+    threading.Thread(target=lambda: (got.update(e.scores("cron nightly", [ready], ["r"])),
+                                     done.set()), daemon=True).start()
+    answered = done.wait(5)  # while the other document is still being embedded
+    release.set()
+    t.join(5)
+    assert answered and max(got, key=got.get) == ("r", 2)
