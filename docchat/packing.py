@@ -350,6 +350,16 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                                                            question)
         if not keeps_previous:
             limit -= reuse_allowance
+        else:
+            # The kept prefix ends before an excerpt whose left-out blocks hold the
+            # follow-up's best windows (that section is packed anew); the allowance was
+            # granted for reusing what is cut off, so that part of it comes off too: the
+            # follow-up still reads about as many new tokens as it was given.
+            grow = _to_grow(resolved, _window_positions(documents, rel.own_windows))
+            cut = next((k for k, (i, pos, _) in enumerate(resolved) if (i, pos) in grow),
+                       len(resolved))
+            limit -= min(reuse_allowance, sum(p.cost(counter) for _, _, p in resolved[cut:]))
+            resolved = resolved[:cut]
 
     def messages_for(turns: list[Message], text_outline: str, excerpts: str,
                      focus: str = "") -> list[Message]:
@@ -413,12 +423,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
             windows = _window_positions(documents, rel.windows)
             if keeps_previous:
                 keep, used_keep = [], 0
-                grow = _to_grow(resolved, _window_positions(documents, rel.own_windows))
-                for i, pos, p in resolved:
-                    if (i, pos) in grow:
-                        # The follow-up's best passages lie in blocks this excerpt left
-                        # out: the reused prefix ends here and the section is packed anew.
-                        break
+                for i, pos, p in resolved:  # cut before an excerpt to grow (see above)
                     c = p.cost(counter)
                     if used_keep + c > room.avail * KEEP_SHARE:
                         break

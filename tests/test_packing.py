@@ -675,8 +675,8 @@ def test_follow_up_whose_answer_is_in_blocks_a_kept_excerpt_left_out_packs_it_an
               + [("prose", "Build-arch compiles only the architecture-dependent parts: "
                            "configure and compile, nothing installed.", 7)])
     rules = section(1, ("2 The rules file",), blocks)
-    other = [section(2 + k, (f"{3 + k} Topic {k}",), [("prose", FILLER * 3, 8 + k)])
-             for k in range(6)]
+    other = [section(2 + k, (f"{3 + k} Topic {k}",), [("prose", FILLER, 8 + k)])
+             for k in range(20)]
     doc = document("rules.pdf", [intro, rules, *other])
     b = CharBackend(1400)
     first = pack([doc], "What must the clean target do?", b, max_new_tokens=50, embedder=None)
@@ -690,6 +690,9 @@ def test_follow_up_whose_answer_is_in_blocks_a_kept_excerpt_left_out_packs_it_an
     assert "architecture-dependent" in follow.text
     assert follow.kept < len(first.passages)
     check_fits(follow, CharBackend(1700), 50, 1700)
+    # The allowance was for reusing the cut-off excerpt: it comes off, so the follow-up
+    # reads no more new tokens than it was given (the first question's budget here).
+    assert follow.tokens + 50 <= 1700 - 200  # the cut-off excerpt cost over 200 tokens
 
 
 def test_topic_change_after_long_answers_fits_the_first_question_budget():
