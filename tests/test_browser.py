@@ -293,7 +293,7 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
 
     # Export the session as Markdown.
     again.get_by_text("This session", exact=True).click()
-    with again.expect_download() as download:
+    with again.expect_download(timeout=120_000) as download:  # a rerun on a busy machine
         again.get_by_role("button", name="Export as Markdown").click()
     exported = Path(download.value.path()).read_text()
     assert "What is the default port?" in exported and "_(stopped)_" in exported
