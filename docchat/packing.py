@@ -505,8 +505,9 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
     by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows
-    windows = window_scores(by_window, queries)
-    own = window_scores(by_window, queries[:1]) if len(queries) > 1 else windows
+    hits = [by_window(q.text) for q in queries]  # each query searched once
+    windows = window_scores(by_window, queries, hits)
+    own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
     fused = add_windows(fused, windows)
     if embedder is not None and embedder.enabled:
         keys = [doc_key(d, i) for i, d in enumerate(documents)]

@@ -104,23 +104,26 @@ def fused_scores(search: SearchFn, queries: Sequence[Query]) -> dict[tuple[objec
     return _fused(search, queries, lambda h: (h.doc_id, h.section))
 
 
-def window_scores(search: Callable[[str], Sequence], queries: Sequence[Query]
+def window_scores(search: Callable[[str], Sequence], queries: Sequence[Query],
+                  hits: Sequence[Sequence] | None = None
                   ) -> dict[tuple[object, int, int, int], float]:
-    """fused_scores over windows: {(doc, section index, first block, last block): score}."""
-    return _fused(search, queries, lambda h: (h.doc_id, h.section, h.first, h.last))
+    """fused_scores over windows: {(doc, section index, first block, last block): score};
+    hits: each query's window hits when the caller has searched already."""
+    return _fused(search, queries, lambda h: (h.doc_id, h.section, h.first, h.last), hits)
 
 
 def _fused(search: Callable[[str], Sequence], queries: Sequence[Query],
-           key: Callable[[object], tuple]) -> dict[tuple, float]:
+           key: Callable[[object], tuple], found: Sequence[Sequence] | None = None
+           ) -> dict[tuple, float]:
     fused: dict[tuple, float] = {}
-    for q in queries:
-        hits = search(q.text)
+    for k, q in enumerate(queries):
+        hits = found[k] if found is not None else search(q.text)
         if not hits:
             continue
         top = max(h.score for h in hits) or 1.0
         for h in hits:
-            k = key(h)
-            fused[k] = fused.get(k, 0.0) + q.weight * h.score / top
+            unit = key(h)
+            fused[unit] = fused.get(unit, 0.0) + q.weight * h.score / top
     return fused
 
 
@@ -182,7 +185,6 @@ class _Postings:
 
     def __init__(self, doc: Document, windows: bool = False) -> None:
         self.doc = doc
-        self.windows = windows
         self.n_sections = len(doc.sections)
         self.postings: dict[str, list[tuple[int, float]]] = {}
         self.lengths: list[int] = []
