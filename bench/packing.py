@@ -5,7 +5,7 @@ document.
     python bench/packing.py [--json] [--budgets 1000,2000,4000,8000,32000]
                             [--sets test,tuning,old] [--methods docchat,bm25-chunks,head]
                             [--counter llamacpp|cl100k] [--verbose] [--eval-dir DIR]
-                            [--fresh-dir DIR]
+                            [--fresh-dir DIR] [--tune2-dir DIR]
                             [--reference DIR] [--cache DIR] [--questions FILE]
 
 Sets: `test` and `tuning` are the two halves of bench/eval/questions.json (126 questions over
@@ -15,7 +15,9 @@ record and must never be tuned on); `old` is bench/questions.json + questions_he
 shown as outline and section). `fresh` (on request) is bench/eval/fresh.json: 68 held-out
 questions over 5 other documents from bench/fetch_fresh_docs.sh, written by someone who had not
 read the packer, to check that changes generalise; never tune on it. --questions FILE adds a set
-from FILE (either format).
+from FILE (either format); a FILE whose "source" names its own fetch script (such as
+bench/eval/tune2.json, a second tuning set: bench/fetch_tune2_docs.sh, or --tune2-dir DIR) reads
+its documents from that script's folder.
 
 A question counts as answered when every evidence string is inside the packed context
 (PackedContext.text: outline and excerpts), compared with all whitespace removed and case
@@ -412,6 +414,8 @@ def main() -> None:
                     help="extra question file (set named after the file)")
     ap.add_argument("--eval-dir", help="folder from bench/fetch_eval_docs.sh")
     ap.add_argument("--fresh-dir", help="folder from bench/fetch_fresh_docs.sh")
+    ap.add_argument("--tune2-dir", help="folder from bench/fetch_tune2_docs.sh (documents of "
+                                        "--questions bench/eval/tune2.json)")
     ap.add_argument("--reference", help="folder with debian-reference.{en,zh-cn}.pdf")
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     ap.add_argument("--cache", default=os.path.join(
@@ -479,9 +483,17 @@ def main() -> None:
     for f in args.questions:
         name = Path(f).stem
         documents, got = read_set(Path(f), name)
+        # A set whose "source" is a fetch script of its own (not the eval set's) takes its
+        # documents from that script's folder (--tune2-dir for bench/fetch_tune2_docs.sh).
+        source = json.loads(Path(f).read_text(encoding="utf-8")).get("source", "")
+        own = None
+        if source.endswith(".sh") and Path(source).name != "fetch_eval_docs.sh":
+            own = fetched(ROOT / source, {"fetch_tune2_docs.sh": args.tune2_dir,
+                                          "fetch_fresh_docs.sh": args.fresh_dir}.get(
+                                              Path(source).name))
         for k, rel in documents.items():
             p = Path(rel)
-            paths[(name, k)] = p if p.is_absolute() else (
+            paths[(name, k)] = p if p.is_absolute() else own / rel if own else (
                 need_eval() / rel if (need_eval() / rel).exists() else corpus / rel)
         sets.append(name)
         items += got
