@@ -6,9 +6,9 @@
 # Usage: fetch_tune2_docs.sh [OUT_DIR]   (default: ~/.cache/docchat-tune2)
 #
 # file                             package (version the questions were written on)   licence
-# beameruserguide.pdf              texlive-latex-recommended-doc 2022.20230122-3      GPL-2+ / LPPL-1.3c / GFDL-1.3 (beamer user guide, 234 pages)
-# asymptote-manual-zh-cn.pdf       texlive-lang-chinese 2022.20230122-1               LGPL-3+ (Asymptote manual, zh translation, 100 pages)
-# install-latex-guide-zh-cn.pdf    texlive-lang-chinese 2022.20230122-1               LPPL-1.3c (TeX Live install guide, zh, 56 pages)
+# beameruserguide.pdf              texlive-latex-recommended-doc 2022.20230122-3      GFDL-1.3+ or LPPL-1.3c+ (beamer user guide, en, 234 pages)
+# asymptote-manual-zh-cn.pdf       texlive-lang-chinese 2022.20230122-1               GNU LGPL (Asymptote 1.79 manual, ch. 3-5 in Chinese, 100 pages)
+# install-latex-guide-zh-cn.pdf    texlive-lang-chinese 2022.20230122-1               as shipped in TeX Live (no licence in the PDF; TeX Live install guide, zh, 56 pages)
 # LGPL-2.1.txt                     base-files 12.4+deb12u15 (/usr/share/common-licenses/LGPL-2.1)   verbatim copies only
 set -euo pipefail
 out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/docchat-tune2}
