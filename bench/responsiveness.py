@@ -11,16 +11,28 @@ of the app would meet them (docchat.qa.ask, preset raw, the default first-token 
 3. Stop during prefill (a whole-window question, stopped once the backend has read a
    quarter) and during decode (after 5 answer pieces): time from Stop to the end of the
    stream, and how long a second request then waited in the queue.
+4. after an upload (``--after-upload``, each variant in a fresh process, one after the
+   other): ingest into a new store, start what the app starts after an upload (the sections'
+   background embedding, ``embeddings.warm``, and the backend's prefetch of the prompt prefix),
+   wait ``--typing`` seconds, then ask the first question with the app's budget: prompt
+   tokens, time to first token, whether it met the target, the reading ETAs shown, the load
+   average; then, once the embedding is done, a second question (dense scores back?).
+   Variants: "yielding" (the embedding pauses while the backend reads or generates, the
+   default) and "not yielding" (``embeddings.warm(..., yield_to=None)``, as before).
 Goals: evidence <= 1 s; first token <= 15 s at the default target; each follow-up's first
 token <= 25% of the first question's; Stop <= 0.5 s in either phase.
 
 Usage: python bench/responsiveness.py [--doc PATH] [--target 15] [--new-tokens 48] [--json]
+       python bench/responsiveness.py --after-upload [--typing 3] [--repeat 1] [--json]
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -30,7 +42,8 @@ from docchat import embeddings
 from docchat.backends import GenerationRequest, Message
 from docchat.config import Settings
 from docchat.library import ingest_path
-from docchat.qa import ask
+from docchat.packing import prefix_messages
+from docchat.qa import ask, choose_budget
 from docchat.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,6 +156,98 @@ def stop_run(documents, question, backend, store, phase: str, new_tokens: int,
             "finish_reason": answer.metrics.get("finish_reason")}
 
 
+def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
+                 yielding: bool) -> dict:
+    """One "after upload" run in this process (see the module doc, 4.)."""
+    from docchat.backends.llamacpp import LlamaCppBackend
+
+    settings = Settings.from_env()
+    load_before = os.getloadavg()[0]
+    backend = LlamaCppBackend(**settings.backend_options())
+    rate_at_start = backend.prefill_rate()
+    db = Path(tempfile.mkdtemp(prefix="docchat-upload-")) / "bench.db"
+    store = SessionStore.open(db)
+    t = time.perf_counter()
+    result = ingest_path(store, doc_path, tokenizer=backend)
+    if result.error:
+        raise SystemExit(result.error)
+    doc = result.document
+    ingest_s = time.perf_counter() - t
+    uploaded = time.perf_counter()
+    # What app.py starts after an upload: the background embedding (vectors written to the
+    # store) and, on the rerun that draws the page, the prefetch of the prompt prefix.
+    kwargs = {} if yielding else {"yield_to": None}
+    if "yield_to" not in inspect.signature(embeddings.warm).parameters:
+        kwargs = {}  # before the yielding embedding existed
+    thread = embeddings.warm(doc, open_store=lambda: SessionStore.open(db), **kwargs)
+    budget = choose_budget(backend, new_tokens, target)
+    backend.prefetch(prefix_messages([doc], backend, doc.language or "en",
+                                     context_window=budget.context_window,
+                                     max_new_tokens=new_tokens))
+    time.sleep(typing)
+    questions = QUESTIONS.get(doc_path.name, QUESTIONS["debian-policy.pdf"])
+    rows = []
+    for k, q in enumerate((questions[0], questions[3])):
+        if k == 1 and thread is not None:
+            thread.join()  # the second question: once the vectors are in
+        embedded_s = None if thread is None or thread.is_alive() else \
+            round(time.perf_counter() - uploaded, 1)
+        etas = []
+        started = time.perf_counter()
+        answer = ask([doc], q, backend, preset="raw", overrides={"max_new_tokens": new_tokens},
+                     ttft_target=target, started_at=started, search=store.searcher([doc.id]),
+                     embedding_store=store,
+                     on_progress=lambda p, etas=etas, started=started: etas.append(
+                         (round(time.perf_counter() - started, 1),
+                          None if p.eta_s is None else round(p.eta_s, 1))))
+        first = None
+        for _ in answer:
+            if first is None:
+                first = time.perf_counter() - started
+        m = answer.metrics
+        rows.append({"question": q, "first_token_s": None if first is None else round(first, 2),
+                     "met": first is not None and first <= target,
+                     "prompt_tokens": m["prompt_tokens"], "reused": m.get("prompt_reused", 0),
+                     "prefill_s": None if m.get("prefill_ms") is None
+                     else round(m["prefill_ms"] / 1000, 2),
+                     "budget": m["budget"]["prompt_budget"], "rate": m["budget"]["rate"],
+                     "dense": m["dense"], "embedding_done_s": embedded_s,
+                     "load_1min": round(os.getloadavg()[0], 2),
+                     "etas": [e for e in etas if e[1] is not None]})
+    if thread is not None:
+        thread.join()
+    return {"variant": "yielding" if yielding else "not yielding",
+            "threads": settings.n_threads, "rate_at_start": round(rate_at_start or 0, 1),
+            "ingest_s": round(ingest_s, 2), "typing_s": typing, "load_before": load_before,
+            "embedding_s": round(time.perf_counter() - uploaded, 1), "questions": rows}
+
+
+def after_upload_runs(args) -> None:
+    """Each variant in a fresh process (cold caches, nothing embedded), one after the other."""
+    runs = []
+    for _ in range(args.repeat):
+        for variant in ("not-yielding", "yielding"):
+            cmd = [sys.executable, __file__, "--doc", str(args.doc), "--target", str(args.target),
+                   "--new-tokens", str(args.new_tokens), "--typing", str(args.typing),
+                   "--variant", variant]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+    if args.json:
+        print(json.dumps({"document": args.doc.name, "target_s": args.target, "runs": runs}))
+        return
+    print(f"After an upload: {args.doc.name}, target {args.target:g} s, first question "
+          f"{args.typing:g} s after the upload, threads {runs[0]['threads'] or 'default'}\n")
+    print(f"{'variant':13} {'load':>5} {'probe':>6} {'#':>2} {'budget':>6} {'prompt':>6} "
+          f"{'reused':>6} {'1st tok':>7} {'met':>4} {'dense':>5} {'embedded':>8}  ETAs shown")
+    for r in runs:
+        for k, q in enumerate(r["questions"]):
+            etas = " ".join(f"{e}" for _, e in q["etas"][:12])
+            print(f"{r['variant']:13} {q['load_1min']:5.2f} {r['rate_at_start']:6.0f} {k:2} "
+                  f"{q['budget'] or 'whole':>6} {q['prompt_tokens']:6,} {q['reused']:6,} "
+                  f"{q['first_token_s'] or 0:6.2f}s {'yes' if q['met'] else 'NO':>4} "
+                  f"{'yes' if q['dense'] else 'no':>5} {r['embedding_s']:7.1f}s  {etas}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="a 100+ page PDF")
@@ -151,7 +256,20 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=48, help="answer tokens per question")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw llama-cpp-python side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--after-upload", action="store_true",
+                    help="only the after-upload scenario, both variants (4. above)")
+    ap.add_argument("--typing", type=float, default=3.0,
+                    help="seconds from the upload to the first question (after-upload)")
+    ap.add_argument("--repeat", type=int, default=1, help="after-upload rounds")
+    ap.add_argument("--variant", choices=("yielding", "not-yielding"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.variant:  # one after-upload run, in the process after_upload_runs started
+        print(json.dumps(after_upload(args.doc, args.target, args.new_tokens, args.typing,
+                                      args.variant == "yielding")))
+        return
+    if args.after_upload:
+        after_upload_runs(args)
+        return
     from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path, load_llama
 
     settings = Settings.from_env()

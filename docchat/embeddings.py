@@ -19,6 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
+from docchat.backends import FOREGROUND
 from ingest.document import Document, Section
 from ingest.segment import has_cjk
 
@@ -342,10 +343,12 @@ class Embedder:
         return store is not None and store.get_embeddings(doc.sha256,
                                                           self.model.stored_as) is not None
 
-    def vectors(self, doc: Document, store: EmbeddingStore | None = None):
+    def vectors(self, doc: Document, store: EmbeddingStore | None = None,
+                pause: Callable[[], object] | None = None):
         """The document's section vectors (rows in section order), computed once: from the
         in-process cache, else from store (or the embedder's own), else embedded and
-        written to that store."""
+        written to that store. pause, when given, is called before each BATCH of sections
+        (warm() waits there while a backend is working)."""
         store = store or self.store
         key = f"{doc.sha256}:{len(doc.sections)}"
         vecs = self._cached(key)
@@ -358,8 +361,8 @@ class Embedder:
                     vecs = self._stored(doc, store)
                 if vecs is None:
                     t = time.perf_counter()
-                    vecs = self.encoder().encode([self.model.section_text(s)
-                                                  for s in doc.sections])
+                    vecs = self._embed([self.model.section_text(s) for s in doc.sections],
+                                       pause)
                     logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
                                 time.perf_counter() - t)
                     if store is not None:
@@ -370,6 +373,22 @@ class Embedder:
             if len(self._cache) > self.cache_docs:
                 self._cache.popitem(last=False)
         return vecs
+
+    def _embed(self, texts: list[str], pause):
+        """Rows for texts, BATCH at a time (by length, so a batch pads little), calling
+        pause() before each."""
+        import numpy as np
+        encoder = self.encoder()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        parts = []
+        for k in range(0, len(order), BATCH):
+            if pause is not None:
+                pause()
+            parts.append(encoder.encode([texts[i] for i in order[k:k + BATCH]]))
+        rows = np.concatenate(parts)
+        out = np.empty_like(rows)
+        out[order] = rows
+        return out
 
     def _cached(self, key: str):
         with self._lock:
@@ -435,17 +454,24 @@ def _quietly(fn, *args) -> None:
     fn(*args)
 
 
-def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None
+# A background embedding waits at most this long per batch for the backend to finish.
+YIELD_MAX_S = 120.0
+
+
+def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None, yield_to=FOREGROUND
          ) -> threading.Thread | None:
     """Embed an English document's sections in the background, so its first question
     does not wait for them; open_store (a callable, run in that thread: SQLite connections
     belong to their thread) gives the store the vectors are read from and written to. None
-    where there is nothing to do."""
+    where there is nothing to do. Between batches it waits while yield_to (a Foreground;
+    None: never) is busy, so a question asked meanwhile is read at the backend's full speed
+    (it is packed by BM25 alone until the vectors are in: qa.dense_ready)."""
     if not embedder.reads(doc) or not doc.sections or not embedder.enabled:
         return None
+    pause = None if yield_to is None else lambda: yield_to.wait_idle(YIELD_MAX_S)
 
     def run() -> None:
-        embedder.vectors(doc, open_store() if open_store is not None else None)
+        embedder.vectors(doc, open_store() if open_store is not None else None, pause)
 
     thread = threading.Thread(target=_quietly, args=(run,), daemon=True,
                               name=f"embed-{doc.sha256[:8]}")

@@ -88,3 +88,48 @@ def test_helpers():
     assert meter.rate is None
     meter.add(64, 0.5)
     assert meter.rate == 128
+
+
+def test_foreground_is_busy_while_a_stream_reads_and_generates():
+    """Background embedding yields to FOREGROUND: it must be busy from the prompt's reading
+    to the stream's end (closed or exhausted), and idle again afterwards."""
+    from docchat.backends import FOREGROUND
+
+    backend = EchoBackend()
+    seen = []
+    request = ask(max_new_tokens=50, on_progress=lambda p: seen.append(FOREGROUND.busy))
+    assert not FOREGROUND.busy
+    stream = backend.stream(request)
+    next(stream)
+    assert seen and all(seen) and FOREGROUND.busy  # while reading, and between pieces
+    stream.close()
+    assert not FOREGROUND.busy and FOREGROUND.wait_idle(0)
+    list(backend.stream(ask()))
+    assert not FOREGROUND.busy
+
+
+def test_foreground_busy_while_a_prefetch_warms_the_cache():
+    import threading
+
+    from docchat.backends import FOREGROUND
+    from docchat.backends.base import StreamingBackend
+
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    class Warming(StreamingBackend):
+        supports_prefetch = True
+
+        def _prefix(self, messages):
+            return messages
+
+        def _warm(self, request, prepared, interrupted):
+            seen.append(FOREGROUND.busy)
+            inside.set()
+            release.wait(10)
+
+    backend = Warming()
+    backend.prefetch([Message("system", "outline")])
+    assert inside.wait(10)
+    release.set()
+    assert backend.wait_prefetch(10)
+    assert seen == [True] and not FOREGROUND.busy

@@ -370,3 +370,61 @@ def test_a_question_does_not_wait_for_another_documents_background_embedding():
     release.set()
     t.join(5)
     assert answered and max(got, key=got.get) == ("r", 2)
+
+
+def test_warm_waits_for_the_foreground_before_each_batch(monkeypatch):
+    """Between batches the background embedding waits while a backend works (yield_to), so
+    the two do not share the cores; every batch waits, not only the first."""
+    events: list[str] = []
+
+    class Gate:
+        def wait_idle(self, timeout=None):
+            events.append("wait")
+            return True
+
+    class Recording(FakeEncoder):
+        def encode(self, texts):
+            events.append(f"encode {len(texts)}")
+            return super().encode(texts)
+
+    monkeypatch.setattr(embeddings, "BATCH", 2)
+    d = doc(MANUAL, name="batches.pdf")
+    e = Embedder(encoder=Recording())
+    embeddings.warm(d, e, yield_to=Gate()).join(10)
+    n = len(d.sections)
+    assert n > 4 and events == ["wait", "encode 2"] * (n // 2) + ["wait", "encode 1"] * (n % 2)
+    assert np.allclose(e.vectors(d), FakeEncoder().encode([section_text(s)
+                                                          for s in d.sections]))
+
+
+def test_warm_pauses_while_a_backend_streams_and_resumes_after():
+    """By default warm() yields to docchat.backends.FOREGROUND: while an answer is being
+    read and generated nothing is embedded; once the stream ends the vectors come."""
+    from docchat.backends import GenerationRequest, Message
+    from docchat.backends.echo import EchoBackend
+
+    encoder = FakeEncoder()
+    d = doc(MANUAL, name="paused.pdf")
+    e = Embedder(encoder=encoder)
+    stream = EchoBackend().stream(GenerationRequest([Message("user", "a b c")]))
+    next(stream)  # the backend is generating
+    thread = embeddings.warm(d, e)
+    thread.join(0.3)
+    paused = thread.is_alive() and encoder.encoded == 0
+    stream.close()
+    thread.join(10)
+    assert paused and not thread.is_alive() and encoder.encoded == len(d.sections)
+    assert e.ready(d)
+
+
+def test_warm_without_yielding_embeds_beside_a_stream():
+    from docchat.backends import GenerationRequest, Message
+    from docchat.backends.echo import EchoBackend
+
+    encoder = FakeEncoder()
+    d = doc(MANUAL, name="beside.pdf")
+    stream = EchoBackend().stream(GenerationRequest([Message("user", "a b c")]))
+    next(stream)
+    embeddings.warm(d, Embedder(encoder=encoder), yield_to=None).join(10)
+    stream.close()
+    assert encoder.encoded == len(d.sections)

@@ -5,6 +5,7 @@ torch or llama_cpp.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import threading
@@ -93,6 +94,42 @@ class Backend(Protocol):
     def prefetch(self, messages: list[Message]) -> None:
         """Warm the KV cache with these messages' prompt in the background; never blocks."""
         ...
+
+
+class Foreground:
+    """Whether a backend in this process is reading a prompt or generating (or prefetching
+    one). Background work on the same cores (an upload's section embedding) waits between its
+    batches while it is: on 2 cores llama.cpp's prompt reading slowed 3x beside a niced
+    embedding (bench/README.md, Responsiveness: after an upload)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        with self._cond:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._active > 0
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no backend is working (True), or timeout seconds pass (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._active == 0, timeout)
+
+
+# Set by StreamingBackend while it reads or generates; embeddings.warm() yields to it.
+FOREGROUND = Foreground()
 
 
 def ensure_fits(prompt_tokens: int, max_new_tokens: int, context_window: int) -> None:

@@ -16,6 +16,7 @@ import time
 from typing import Any, Callable, Iterator, Sequence
 
 from docchat.backends import (
+    FOREGROUND,
     GenerationQueue,
     GenerationRequest,
     Message,
@@ -122,7 +123,8 @@ class StreamingBackend:
         prompt_tokens, prepared = self._prepare(request)
         ensure_fits(prompt_tokens, request.max_new_tokens, self.context_window)
         stats.prompt_tokens = prompt_tokens
-        with self._turn(request) as turn:
+        # While this reads and generates, background embedding pauses (FOREGROUND).
+        with self._turn(request) as turn, FOREGROUND.active():
             if turn.cancelled or request.cancel.is_set():
                 stats.stopped, stats.finish_reason = True, "cancelled"
                 stats.finished_at = time.perf_counter()
@@ -203,7 +205,7 @@ class StreamingBackend:
             return request.cancel.is_set() or self.queue.depth > 1
 
         def work() -> None:
-            with self.queue.turn(request, background=True) as turn:
+            with self.queue.turn(request, background=True) as turn, FOREGROUND.active():
                 if turn.cancelled or interrupted():
                     return
                 try:
