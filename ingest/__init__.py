@@ -16,7 +16,7 @@ from ingest.ocr import OcrCancelled, OcrProgress, apply_ocr
 from ingest.parallel import limited
 from ingest.pdf import OCR, check_text_layer, extract_pages
 from ingest.segment import document_language
-from ingest.structure import build_sections
+from ingest.structure import structure_pages
 from ingest.text import read_text, split_pages
 from ingest.tokens import TokenCounter, count_many, count_tokens, tokenizer_name
 
@@ -98,7 +98,7 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
         warnings.extend(raw.warnings)
         cleaned = (clean_pages(raw.normalized, normalized=True) if raw.normalized
                    else clean_pages(raw.pages))
-        texts, removed = strip_running_lines(cleaned, raw.labels)
+        texts, removed = strip_running_lines(cleaned, raw.labels, raw.outline)
         labels = raw.labels
         outline, title = raw.outline, raw.title
     else:
@@ -119,7 +119,8 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
         Page(number=i, text=t, label=(lab if lab and lab != str(i) else None), ocr=ocr)
         for i, (t, lab, ocr) in enumerate(zip(texts, labels, ocr_flags), start=1)
     ]
-    sections = build_sections(pages, outline=outline or None, markdown=kind == "markdown")
+    pages, sections = structure_pages(pages, outline=outline or None,
+                                      markdown=kind == "markdown")
     counts = count_many([s.text for s in sections], tokenizer)
     sections = [replace(s, tokens=n) for s, n in zip(sections, counts)]
     if not title:

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from typing import Protocol
 
 from ingest.segment import has_cjk, plain_words
 
@@ -280,20 +281,134 @@ def _edge_number(line: str, numbers: set[str]) -> bool:
     return 1 < len(words) <= 12 and (words[0] in numbers or words[-1] in numbers)
 
 
+class OutlineLike(Protocol):
+    title: str
+    level: int
+    page: int
+
+
+_NON_WORD = re.compile(r"[\W_]+")
+_TITLE_WORD = re.compile(r"^(?:chapter|appendix|part|section)\s+(?=\S)", re.IGNORECASE)
+# A title's number: "2.3.", "10", "B.2", "A" (appendices).
+_TITLE_NUMBER = re.compile(r"^((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(?=\S)")
+MIN_TITLE_CHARS = 4  # titles shorter than this ("A", "FAQ") are never matched as running heads
+
+
+def _title_key(text: str) -> str:
+    """A title as running heads print it: "2.3:thepage" for "2.3. The page", "2.3 THE PAGE"
+    and "Chapter 2.3 The page"; "~thepage" for "THE PAGE" (no number). Letters and digits
+    only, lower case."""
+    text = _TITLE_WORD.sub("", text.strip())
+    m = _TITLE_NUMBER.match(text)
+    if m is None:
+        return "~" + _NON_WORD.sub("", text.lower())
+    return m.group(1).lower() + ":" + _NON_WORD.sub("", text[m.end():].lower())
+
+
+_TRAILING_NUMBER = re.compile(r"\s+\d{1,3}\s*$")
+
+
+def _bare(key: str) -> str:
+    """The key without its number."""
+    return "~" + key.split(":", 1)[1] if ":" in key else key
+
+
+class _RunningTitles:
+    """Outline titles a page's running head may show: those of the entries (chapter,
+    section...) that the page lies in, as _title_key with their number and without it."""
+
+    def __init__(self, outline: Sequence[OutlineLike], lines: list[list[str]]) -> None:
+        n = len(lines)
+        self.lines = lines
+        self.current: list[set[str]] = [set() for _ in range(n)]
+        self.starts: list[set[str]] = [set() for _ in range(n)]
+        self.first: dict[str, int] = {}  # key -> first page of an entry with that title
+        self._keys: dict[int, set[str]] = {}
+        entries = [e for e in outline if 1 <= e.page <= n]
+        for k, e in enumerate(entries):
+            key = _title_key(e.title)
+            keys = {t for t in (key, _bare(key)) if len(_bare(t)) > MIN_TITLE_CHARS}
+            if not keys:
+                continue
+            end = n
+            for later in entries[k + 1:]:  # it runs to where the next entry as high starts
+                if later.level <= e.level:
+                    end = later.page
+                    break
+            self.starts[e.page - 1] |= keys
+            for t in keys:
+                self.first[t] = min(self.first.get(t, e.page), e.page)
+            for page in range(e.page, max(end, e.page) + 1):
+                self.current[page - 1] |= keys
+
+    def _page_keys(self, page: int) -> set[str]:
+        if page not in self._keys:
+            # (a chapter style may put the number after the title: "Document divisions 6")
+            self._keys[page] = {_title_key(_TRAILING_NUMBER.sub("", line))
+                                for line in self.lines[page - 1] if _title_like(line)}
+        return self._keys[page]
+
+    def running(self, page: int, i: int, line: str, numbers: set[str]) -> bool:
+        """True when line i of the page is the title of an entry the page lies in and that
+        title was printed before (on an earlier page since the entry started, or further
+        down this page: "2.10. Example" above the heading "2.10 EXAMPLE")."""
+        current = self.current[page - 1]
+        if not current or len(line) > MAX_TITLE_LINE:
+            return False
+        key = _title_key(_without_number(line, numbers))
+        if key not in current:
+            return False
+        if any(_title_key(later) == key for later in self.lines[page - 1][i + 1:]
+               if _title_like(later)):
+            return True
+        if key in self.starts[page - 1]:
+            return False
+        # The heading may print the title without its number ("Two" / "Laying out the page").
+        bare = _bare(key)
+        return any(key in keys or bare in keys
+                   for keys in map(self._page_keys, range(self.first[key], page)))
+
+
+MAX_TITLE_LINE = 120  # characters: a longer line is body text, not a running head
+
+
+def _title_like(line: str) -> bool:
+    """A line that may be a heading: not too long, starting with a letter or digit (not a
+    code comment such as "# background color")."""
+    return len(line) <= MAX_TITLE_LINE and line.lstrip()[:1].isalnum()
+
+
+def _without_number(line: str, numbers: set[str]) -> str:
+    """The line without the page's number (or label) at its start or end."""
+    words = line.split()
+    if len(words) > 1 and words[-1] in numbers:
+        words = words[:-1]
+    if len(words) > 1 and words[0] in numbers:
+        words = words[1:]
+    return " ".join(words)
+
+
 def strip_running_lines(pages: Sequence[str],
-                        labels: Sequence[str | None] | None = None) -> tuple[list[str], int]:
+                        labels: Sequence[str | None] | None = None,
+                        outline: Sequence[OutlineLike] | None = None) -> tuple[list[str], int]:
     """Remove running headers/footers and bare page numbers; returns (pages, lines removed).
 
     A line in the first or last three lines of a page is removed when, with digits and
     roman numerals masked, it (or its first three words) recurs in that zone on at least
-    30% of the pages and on 3 pages or more; when it is only a page number; or when it is a
-    short line starting or ending with the page's own number or label.
+    30% of the pages and on 3 pages or more; when it is only a page number; when it is a
+    short line starting or ending with the page's own number or label; or when it is the
+    title of an outline entry (chapter, section) that the page lies in, number and case
+    aside: books set the current chapter's title on even pages and the section's on odd
+    ones, so those heads change every few pages and recur on too few to count. On the page
+    where the entry starts, its title is removed only where it occurs again further down (the
+    heading itself): "2.10. Example" above "2.10 EXAMPLE".
     """
     n = len(pages)
     split = [p.split("\n") for p in pages]
     if n < MIN_PAGES:
         return list(pages), 0
     need = max(MIN_PAGES, math.ceil(MIN_SHARE * n))
+    titles = _RunningTitles(outline, split) if outline else None
     seen: Counter[tuple[str, str]] = Counter()
     # Per page and zone: [(line index, key, prefix)], computed once for counting and for removal.
     zone_keys: list[tuple[list[tuple[int, str, str | None]], ...]] = []
@@ -321,15 +436,20 @@ def strip_running_lines(pages: Sequence[str],
             numbers.add(str(labels[number - 1]))
         drop: set[int] = set()
         for zone, keyed in zip(("top", "bottom"), zone_keys[number - 1]):
+            titled = False  # a running title was removed: a bare number under it is content
             for rank, (i, key, prefix) in enumerate(keyed):
                 line = lines[i]
                 if (
                     seen[(zone, key)] >= need
                     or (prefix is not None and seen[(zone + "*", prefix)] >= need)
-                    or _PAGE_NUMBER_LINE.match(line)
+                    or (_PAGE_NUMBER_LINE.match(line)
+                        and not (titled and line.strip() not in numbers))
                     or (rank == 0 and _edge_number(line, numbers))
                 ):
                     drop.add(i)
+                elif titles is not None and titles.running(number, i, line, numbers):
+                    drop.add(i)
+                    titled = True
                 else:
                     break  # headers sit at the very edge; stop at the first body line
         removed += len(drop)

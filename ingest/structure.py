@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ingest.document import Block, Page, Section
@@ -347,14 +347,18 @@ def _tag(line: str) -> str:
     return "text"
 
 
-def _blocks(lines: list[str], pages: list[int], lo: int, hi: int) -> list[Block]:
+def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
+            breaks: _CjkBreaks | None = None) -> list[Block]:
     tags = [_tag(lines[i]) for i in range(lo, hi)]
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
 
     def emit(kind: str, start: int, stop: int) -> None:
-        text = "\n".join(lines[start:stop]).strip("\n")
+        if breaks is not None and kind in ("prose", "list"):
+            text = breaks.join(start, stop, tags, lo).strip("\n")
+        else:
+            text = "\n".join(lines[start:stop]).strip("\n")
         if text.strip():
             blocks.append(Block(kind=kind, text=text, page=pages[start]))
 
@@ -413,6 +417,161 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int) -> list[Block]
     return blocks
 
 
+# ---- line breaks inside Chinese paragraphs ---------------------------------------------------
+
+# Han ideographs (with extension A and compatibility ideographs) and Japanese kana: scripts
+# written without spaces between words.
+_HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# CJK punctuation (。、《》「」【】, the ideographic space) and fullwidth forms (，：；（）！？).
+_WIDE_PUNCT = "\u3000-\u303f\uff00-\uffef"
+_HAN_CHAR = re.compile(f"[{_HAN}]")
+_WIDE_CHAR = re.compile(f"[{_HAN}{_WIDE_PUNCT}]")
+_WIDE_PUNCT_CHAR = re.compile(f"[{_WIDE_PUNCT}]")
+_QUOTES = "“”‘’—…·"  # typeset wide next to Chinese, narrow next to Latin
+_SENTENCE_FINAL = "。！？：；"
+# A line is full (its paragraph goes on) from this share of its page's usual line width; a
+# break after a full line ending a sentence ("。") needs the larger share. Measured on six
+# Chinese manuals: the breaks inside words come after lines at 0.78-1.1 of the width; shorter
+# lines are headings ("提示"), captions, table rows and contents lines (0.06-0.7).
+_FULL_LINE = 0.75
+_FULL_SENTENCE = 0.9
+_MIN_WIDTH_LINES = 4  # a page's usual width is measured from at least this many Chinese lines
+
+
+def _width(line: str) -> int:
+    """Display width: Chinese characters and fullwidth punctuation count 2, others 1."""
+    return len(line) if line.isascii() else len(line) + len(_WIDE_CHAR.findall(line))
+
+
+def _script(ch: str) -> str:
+    if _HAN_CHAR.match(ch):
+        return "han"
+    if _WIDE_PUNCT_CHAR.match(ch):
+        return "punct"
+    if ch in _QUOTES:
+        return "quote"
+    return "latin" if ch.isalnum() or (ch.isascii() and ch.isprintable()) else "other"
+
+
+def cjk_separator(left: str, right: str) -> str | None:
+    """What a line break between the characters `left` and `right` becomes inside a paragraph
+    with Chinese text: "" between two Chinese characters or CJK punctuation ("文\n档" was one
+    word), " " between a Chinese character and Latin text, None (keep the break) otherwise.
+
+    Chinese and Latin take a space between them: W3C's Requirements for Chinese Text Layout
+    (clreq) asks for a quarter-em gap there, xeCJK and ctex put it in, and the documents read
+    here carry it as a space ("引擎是 XeTeX"), so a break at that spot is kept as one space.
+    Fullwidth punctuation has its spacing built in: next to Latin it takes none ("，LaTeX").
+    """
+    kinds = {_script(left), _script(right)}
+    if kinds <= {"han", "punct"}:
+        return ""
+    if "quote" in kinds and kinds & {"han", "punct"}:
+        return ""  # "“" / "文档" ("—", "…" too): set wide in Chinese text
+    if "punct" in kinds:
+        return ""  # "，" / "LaTeX"
+    if kinds == {"han", "latin"}:
+        return " "
+    return None
+
+
+class _CjkBreaks:
+    """Joins the lines of prose and list blocks where a Chinese paragraph was wrapped, and
+    remembers each join (line index -> separator) so that the page text can follow suit.
+
+    A break is joined only when the line before it is full (see _FULL_LINE) and the line after
+    it does not start a list item or a table row: headings, captions, table cells and contents
+    lines are short, and stay on lines of their own. A line that ends a
+    sentence is kept apart from a short line without end punctuation after it (a heading).
+    """
+
+    def __init__(self, lines: list[str], pages: list[int]) -> None:
+        self.lines = lines
+        self.pages = pages
+        self.joined: dict[int, str] = {}  # line index -> separator put before it
+        self._wraps: dict[int, float] = {}
+        self._fallback: float | None = None
+
+    def _wrap(self, page: int) -> float:
+        """The usual width of a full line of Chinese text on this page (90th percentile)."""
+        if page not in self._wraps:
+            if self._fallback is None:  # (first use: every page's width, in one pass)
+                widths: dict[int, list[int]] = {}
+                for line, pg in zip(self.lines, self.pages):
+                    if not line.isascii() and _HAN_CHAR.search(line):
+                        widths.setdefault(pg, []).append(_width(line.strip()))
+                for pg, ws in widths.items():
+                    if len(ws) >= _MIN_WIDTH_LINES:
+                        ws.sort()
+                        self._wraps[pg] = ws[int(0.9 * (len(ws) - 1))]
+                known = sorted(self._wraps.values())
+                self._fallback = known[len(known) // 2] if known else 0.0
+            self._wraps.setdefault(page, self._fallback)
+        return self._wraps[page]
+
+    def _separator(self, i: int, tag_before: str, tag_after: str) -> str | None:
+        before, after = self.lines[i - 1].rstrip(), self.lines[i].strip()
+        if not before or not after or tag_after in ("list", "table") or tag_before == "table":
+            return None  # (a line tagged code in a prose block is one indented line of text)
+        sep = cjk_separator(before[-1], after[0])
+        if sep is None:
+            return None
+        wrap = self._wrap(self.pages[i - 1])
+        width = _width(before.strip())
+        if before[-1] in _SENTENCE_FINAL:
+            if width < _FULL_SENTENCE * wrap:
+                return None
+            if _width(after) < _FULL_LINE * wrap and after[-1] not in _SENTENCE_FINAL + "，、":
+                return None  # "。" then a short line without end punctuation: a heading
+        elif width < _FULL_LINE * wrap:
+            return None
+        return sep
+
+    def join(self, start: int, stop: int, tags: list[str], lo: int) -> str:
+        """Lines start..stop-1 (one block; tags[k - lo] is line k's tag) as the block's text."""
+        lines = self.lines
+        out = [lines[start]]
+        for i in range(start + 1, stop):
+            sep = None
+            if not (lines[i - 1].rstrip()[-1:] + lines[i].lstrip()[:1]).isascii():
+                sep = self._separator(i, tags[i - 1 - lo], tags[i - lo])
+            if sep is None:
+                out.append("\n")
+                out.append(lines[i])
+            else:
+                self.joined[i] = sep
+                out[-1] = out[-1].rstrip()
+                out.append(sep)
+                out.append(lines[i].lstrip())
+        return "".join(out)
+
+    def page_texts(self, pages: Sequence[Page], first_line: dict[int, int]) -> list[Page]:
+        """The pages with the same joins made in their text (a join across pages has no
+        break in either page's text to remove)."""
+        if not self.joined:
+            return list(pages)
+        out = []
+        for page in pages:
+            lo = first_line[page.number]
+            n = page.text.count("\n") + 1
+            hits = [i for i in range(lo + 1, lo + n) if i in self.joined]
+            if not hits:
+                out.append(page)
+                continue
+            parts = [self.lines[lo]]
+            for i in range(lo + 1, lo + n):
+                sep = self.joined.get(i)
+                if sep is None:
+                    parts.append("\n")
+                    parts.append(self.lines[i])
+                else:
+                    parts[-1] = parts[-1].rstrip()
+                    parts.append(sep)
+                    parts.append(self.lines[i].lstrip())
+            out.append(replace(page, text="".join(parts)))
+        return out
+
+
 def _section_kind(blocks: Sequence[Block]) -> str:
     if not blocks:
         return "prose"
@@ -426,6 +585,16 @@ def _section_kind(blocks: Sequence[Block]) -> str:
 def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None = None,
                    markdown: bool = False) -> list[Section]:
     """Cut cleaned pages into sections (a heading's own text up to the next heading) of blocks."""
+    return structure_pages(pages, outline, markdown)[1]
+
+
+def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None = None,
+                    markdown: bool = False) -> tuple[list[Page], list[Section]]:
+    """build_sections, and the pages with the same line breaks removed as the blocks: inside
+    a Chinese paragraph a break between Chinese characters goes, one between Chinese and Latin
+    text becomes a space (see cjk_separator and _CjkBreaks). Headings, code, tables and the
+    start of list items keep their lines.
+    """
     lines: list[str] = []
     line_pages: list[int] = []
     first_line: dict[int, int] = {}
@@ -435,7 +604,8 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
         lines.extend(page_lines)
         line_pages.extend([page.number] * len(page_lines))
     if not lines:
-        return []
+        return list(pages), []
+    breaks = _CjkBreaks(lines, line_pages)
     heads = (_outline_headings(lines, line_pages, first_line, outline) if outline
              else _text_headings(lines, markdown))
     levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
@@ -448,7 +618,7 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
             while path and path[-1][0] >= level:
                 path.pop()
             path.append((level, title))
-        blocks = _blocks(lines, line_pages, end, max(stop, end))
+        blocks = _blocks(lines, line_pages, end, max(stop, end), breaks)
         if not level and not blocks:
             continue  # nothing before the first heading
         first = line_pages[min(start, len(lines) - 1)]
@@ -458,4 +628,4 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
             page_start=first, page_end=max(first, last), kind=_section_kind(blocks),
             blocks=tuple(blocks),
         ))
-    return sections
+    return breaks.page_texts(pages, first_line), sections

@@ -226,3 +226,51 @@ def test_line_numbered_text_is_not_read_as_a_table():
     rows = [[str(n), f"{_PROSE[n % 3]} and more"] for n in range(223, 230)]
     assert not _plausible(rows)
     assert _plausible([["1", "Apple"], ["2", "Pear"], ["3", "Fig"]])
+
+
+class _Entry:
+    def __init__(self, title: str, level: int, page: int) -> None:
+        self.title, self.level, self.page = title, level, page
+
+
+def _book() -> tuple[list[str], list[_Entry]]:
+    """Pages of a book whose heads carry the chapter title on even pages and the section
+    title on odd ones (memoir's style), with page numbers at the foot. No head recurs on the
+    30% of pages that the recurrence rule needs."""
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu".split()
+    body = [f"Text on {w} that runs on for a while about the layout of pages.\nMore on {w}."
+            for w in words]
+    pages = [
+        f"Two\nLaying out the page\n{body[0]}\n1",  # chapter opening: no head
+        f"2. LAYING OUT THE PAGE\n2.1 THE STOCK\n{body[1]}\n2",
+        f"2.1. The stock\n{body[2]}\n3",
+        f"2. LAYING OUT THE PAGE\n{body[3]}\n2.2 THE TYPEBLOCK\n{body[12]}\n4",
+        f"2.2. The typeblock\n{body[4]}\n5",
+        f"2.2. The typeblock\n{body[5]}\n6",
+        f"2.3. Example\n2.3 EXAMPLE\n{body[6]}\n7",  # head and heading on the section's page
+        f"2. LAYING OUT THE PAGE\n3\n{body[7]}\n8",  # a bare number under the head: content
+        f"Three\nText and fonts\n{body[8]}\n9",
+        f"3. TEXT AND FONTS\n{body[9]}\n10",
+        f"Background colour\n{body[10]}\n# background colour\n11",  # outline says page 10
+        f"3. TEXT AND FONTS\n{body[11]}\n12",
+    ]
+    outline = [_Entry("2 Laying out the page", 1, 1), _Entry("2.1 The stock", 2, 2),
+               _Entry("2.2 The typeblock", 2, 4), _Entry("2.3 Example", 2, 7),
+               _Entry("3 Text and fonts", 1, 9), _Entry("Background colour", 2, 10)]
+    return pages, outline
+
+
+def test_running_titles_of_chapters_and_sections_removed():
+    pages, outline = _book()
+    out, removed = strip_running_lines(pages, outline=outline)
+    firsts = [p.split("\n")[0].split(" that ")[0] for p in out]
+    assert firsts == ["Two", "2.1 THE STOCK", "Text on gamma", "Text on delta", "Text on epsilon",
+                      "Text on zeta", "2.3 EXAMPLE", "3", "Three", "Text on kappa",
+                      "Background colour", "Text on mu"]
+    assert "2.2 THE TYPEBLOCK" in out[3]  # the heading further down its page stays
+    assert out[10].endswith("# background colour")  # (a code comment is not the heading)
+    assert not any(p.endswith(("1", "2", "4", "6")) for p in out)  # page numbers go as before
+    # without the outline only the page numbers go: the heads recur on too few pages
+    plain, plain_removed = strip_running_lines(pages)
+    assert plain[4].startswith("2.2. The typeblock")
+    assert removed - plain_removed == 9
