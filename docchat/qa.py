@@ -97,13 +97,17 @@ def followup_budget(documents, question: str, backend, history: Sequence, histor
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
                   whole_window: bool = False) -> Budget:
-    """Prompt budget = min(window, measured prefill rate x target seconds)."""
+    """Prompt budget = min(window, what the backend reads in the target seconds): its
+    prefill_tokens(target) where it has one (the rate measured on recent prompts, slowing
+    with the prompt's length), else measured prefill rate x target seconds."""
     window = int(backend.context_window)
     rate_fn = getattr(backend, "prefill_rate", None)
     rate = rate_fn() if callable(rate_fn) else None
     if whole_window or not ttft_target or ttft_target <= 0 or not rate:
         return Budget(window, window, None, ttft_target, rate, whole_window)
-    budget = max(MIN_PROMPT_BUDGET, int(rate * ttft_target))
+    fit = getattr(backend, "prefill_tokens", None)
+    tokens = fit(ttft_target) if callable(fit) else None
+    budget = max(MIN_PROMPT_BUDGET, int(rate * ttft_target) if tokens is None else tokens)
     if budget + max_new_tokens >= window:
         return Budget(window, window, None, ttft_target, rate, False)
     return Budget(window, budget + max_new_tokens, budget, ttft_target, rate, False)

@@ -133,3 +133,21 @@ def test_foreground_busy_while_a_prefetch_warms_the_cache():
     release.set()
     assert backend.wait_prefetch(10)
     assert seen == [True] and not FOREGROUND.busy
+
+
+def test_rate_meter_with_a_span_budgets_long_prompts_at_their_own_speed():
+    """A 64-token probe at 137 tok/s does not promise 15 s x 137 = 2,055 tokens: with the
+    model's attention span each later token costs more, and a prompt as long as a
+    measured one reads in the time it took (2,011 tokens in 18.4 s)."""
+    plain, spanned = RateMeter(), RateMeter(span=3072)
+    for meter in (plain, spanned):
+        meter.add(64, 64 / 137)
+    assert plain.tokens_in(15) == 2055
+    assert 1500 < spanned.tokens_in(15) < 1750
+    measured = RateMeter(span=3072)
+    measured.add(2011, 18.4)
+    assert measured.tokens_in(18.4) == pytest.approx(2011, abs=2)
+    later = RateMeter(span=3072)  # the same tokens read after a 1,000-token reused prefix
+    later.add(1011, 18.4 * 1011 * (1 + 1505 / 3072) / (2011 * (1 + 1005.5 / 3072)), 1000)
+    assert later.tokens_in(18.4) == pytest.approx(2011, abs=2)
+    assert RateMeter(span=3072).tokens_in(15) is None

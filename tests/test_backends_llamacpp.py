@@ -246,10 +246,21 @@ def test_prefill_rate_follows_real_prefills(backend):
     request = ask(long_question(), max_new_tokens=1)
     list(backend.stream(request))
     stats = request.stats
-    measured = (stats.prompt_tokens - stats.prompt_reused) / (stats.prefill_ms / 1000)
+    n, reused = stats.prompt_tokens - stats.prompt_reused, stats.prompt_reused
+    # Counted at the start-of-prompt rate: later tokens attend to more (RateMeter's span).
+    span = backend.rate_meter.span
+    measured = n * (1 + (reused + n / 2) / span) / (stats.prefill_ms / 1000)
     after = backend.prefill_rate()
     assert after != before
     assert min(before, measured) <= after <= max(before, measured)
+
+
+def test_prompt_budget_allows_for_attention_over_a_long_prompt(backend):
+    """SmolLM2-135M: 106 M parameters in 30 layers of 576, so a token at position 3,073
+    costs twice one at the start; what it reads in 15 s is less than rate x 15."""
+    assert backend.rate_meter.span == pytest.approx(3073, abs=2)
+    rate = backend.prefill_rate()
+    assert backend.prefill_tokens(15) < int(rate * 15)
 
 
 def test_prefetch_warms_the_cache_for_the_real_request(backend):

@@ -110,6 +110,20 @@ def test_prompt_budget_follows_the_measured_prefill_rate(rate):
     assert answer.metrics["prompt_tokens"] == answer.packed.tokens
 
 
+def test_prompt_budget_is_what_the_backend_reads_in_the_target_for_a_prompt_that_long():
+    """A backend that knows its reading slows with the prompt's length (prefill_tokens: the
+    rate of recent prompts, attention's cost) sets the budget, not rate x target: 300 tok/s
+    at the start of a prompt but 2,000 tokens in 10 s."""
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 300.0
+    asked = []
+    backend.prefill_tokens = lambda seconds: asked.append(seconds) or 2000
+    answer = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
+    "".join(answer)
+    assert asked == [10] and answer.budget.prompt_budget == 2000
+    assert answer.packed.tokens <= 2000 and answer.metrics["budget"]["rate"] == 300.0
+
+
 def test_whole_window_unknown_rate_or_no_target_reads_the_window():
     slow = EchoBackend(context_window=8192)
     slow.prefill_rate = lambda: 120.0

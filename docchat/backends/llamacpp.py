@@ -25,7 +25,9 @@ from docchat.backends.base import (
     BATCH_SECONDS,
     MAX_BATCH,
     MIN_BATCH,
+    RateMeter,
     StreamingBackend,
+    attention_span,
     batch_size,
     common_prefix,
 )
@@ -185,6 +187,21 @@ class ThreadChooser:
         self.tried_at[threads] = self.batches
 
 
+def model_span(llama) -> float | None:
+    """attention_span() of a loaded GGUF: parameters less the token embeddings (read, not
+    multiplied; a separate output matrix is computed for the last token only, so an
+    untied model's span comes out somewhat long), layers and width from its metadata."""
+    try:
+        meta = llama.metadata
+        arch = meta.get("general.architecture", "llama")
+        width = int(meta[f"{arch}.embedding_length"])
+        layers = int(meta[f"{arch}.block_count"])
+        params = llama._model.n_params() - llama.n_vocab() * width
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return attention_span(params, layers, width)
+
+
 PROBE_TEXT = ("Rivers carve valleys, carry silt and build deltas; floods spread soil across "
               "the plain and farmers follow the water. ")
 
@@ -209,6 +226,7 @@ class LlamaCppBackend(StreamingBackend):
             llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads,
                                n_threads_batch)
         self.llama = llama
+        self.rate_meter = RateMeter(span=model_span(llama))
         self.decode_threads = int(getattr(llama, "n_threads", 0) or 1)
         self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch))
         self.model = Path(llama.model_path).name
@@ -323,7 +341,8 @@ class LlamaCppBackend(StreamingBackend):
     def _warm(self, request: GenerationRequest, tokens: list[int], interrupted) -> None:
         started = time.perf_counter()
         done = self._read(tokens, len(tokens), request, interrupted)
-        self.rate_meter.add(done - request.stats.prompt_reused, time.perf_counter() - started)
+        reused = request.stats.prompt_reused
+        self.rate_meter.add(done - reused, time.perf_counter() - started, reused)
 
     # -- the token source -------------------------------------------------------
 
@@ -359,7 +378,8 @@ class LlamaCppBackend(StreamingBackend):
                 if stats.prefill_ms is None:
                     seconds = time.perf_counter() - stats.prefill_started_at
                     stats.prefill_ms = seconds * 1000
-                    self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds)
+                    self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds,
+                                        stats.prompt_reused)
                     self._progress(request, len(tokens), len(tokens), stats.prompt_reused,
                                    stats.prefill_started_at)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
