@@ -172,6 +172,7 @@ def follow_elsewhere(session_id: str, turn_id: int) -> None:
 
 def ingest(store: SessionStore, f, backend, session_id: str, password: str | None = None) -> dict:
     """Ingest one uploaded file with progress shown; return what to show about it."""
+    ocr = {}
     with st.status(q("reading", name=f.name), expanded=False) as status:
         try:
             bar = None
@@ -180,6 +181,7 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
                 nonlocal bar
                 if not p.total:
                     return
+                ocr.update(done=p.done, total=p.total)
                 status.update(label=q("ocr_status", name=f.name), expanded=True)
                 bar = bar or st.progress(0.0)
                 eta = q("ocr_eta", s=round(p.eta_s)) if p.eta_s is not None else ""
@@ -202,9 +204,15 @@ def ingest(store: SessionStore, f, backend, session_id: str, password: str | Non
         if not uploads.fit(up.document, backend.context_window, settings.max_new_tokens).whole:
             # packing will need its section vectors: computed once, kept in the store
             embeddings.warm(up.document, open_store=lambda: SessionStore.open(settings.db))
-        status.update(label=describe(up.document, backend) + (f" {q('reused')}" if up.reused
-                                                             else ""), state="complete")
-    return {"doc_id": up.document.id}
+        res = {"doc_id": up.document.id, "reused": up.reused, "ocr": ocr}
+        status.update(label=stored_line(up.document, backend, res), state="complete")
+    return res
+
+
+def stored_line(doc, backend, res: dict) -> str:
+    """What an upload became: pages, tokens, fit, and whether it was read before or by OCR."""
+    ocr = f" · {q('ocr_pages', **res['ocr'])}" if res.get("ocr") else ""
+    return describe(doc, backend) + (f" {q('reused')}" if res.get("reused") else "") + ocr
 
 
 def describe(doc, backend) -> str:
@@ -319,13 +327,24 @@ def detach(session_id: str, doc_id: int) -> None:
     SessionStore.open(settings.db).detach(session_id, doc_id)  # callbacks: own connection
 
 
+def uploader_files() -> list:
+    """The files in the uploader as this run begins, before the uploader is drawn (none if
+    Streamlit cannot tell yet)."""
+    try:
+        return list(st.session_state.get("uploader") or [])
+    except Exception:  # a widget value Streamlit has not registered in this session yet
+        return []
+
+
 def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str | None, list]:
     """Uploads (with progress and passwords), documents read before, removal; returns the
     session (the first upload starts one) and its documents."""
     doc_ids = store.session_documents(sid) if sid else []
     asked = bool(sid) and bool(store.turns(sid))  # open until the first question
-    with st.expander(q("documents") + f" ({len(doc_ids)})", expanded=not doc_ids or not asked):
-        results = st.session_state.setdefault("ingested", {})
+    results = st.session_state.setdefault("ingested", {})
+    adding = len([f for f in uploader_files() if f.file_id not in results])
+    count = f"{len(doc_ids)} · {q('adding', n=adding)}" if adding else f"{len(doc_ids)}"
+    with st.expander(q("documents") + f" ({count})", expanded=not doc_ids or not asked):
         files = st.file_uploader(q("upload"), accept_multiple_files=True, key="uploader")
         new = [f for f in files or [] if f.file_id not in results]
         bar = st.progress(0.0) if len(new) > 1 else None
@@ -340,7 +359,7 @@ def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str 
                     done = sum(1 for n in new if n.file_id in results)
                     bar.progress(done / len(new), text=f"{done}/{len(new)}")
             elif "doc_id" in res:
-                st.success(describe(document(str(settings.db), res["doc_id"]), backend))
+                st.success(stored_line(document(str(settings.db), res["doc_id"]), backend, res))
             elif not res.get("password"):
                 st.error(res["error"])
             if res.get("password"):
@@ -350,6 +369,8 @@ def documents_panel(store: SessionStore, sid: str | None, backend) -> tuple[str 
                 if st.button(q("open"), key=f"open_{f.file_id}") and pw:
                     results[f.file_id] = ingest(store, f, backend, sid, password=pw)
                     st.rerun()
+        if new:  # read (or refused): the panel's title, drawn before, must count them now
+            st.rerun()
         doc_ids = store.session_documents(sid) if sid else []
         earlier = {d["id"]: d for d in store.list_documents() if d["id"] not in doc_ids}
         if earlier:

@@ -28,6 +28,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "loading_model": {"en": "Loading the model…", "zh": "正在加载模型…"},
     "documents": {"en": "Documents", "zh": "文档"},
     "upload": {"en": "Add PDF, TXT or Markdown files", "zh": "添加 PDF、TXT 或 Markdown 文件"},
+    "adding": {"en": "{n} being added", "zh": "正在添加 {n} 个"},
     "reading": {"en": "Reading {name}…", "zh": "正在读取 {name}…"},
     "ocr_status": {"en": "Reading the scanned pages of {name} by OCR…",
                    "zh": "正在用 OCR 识别 {name} 的扫描页…"},

@@ -106,26 +106,28 @@ def test_fresh_page_shows_hint_backend_and_no_session():
 
 
 def test_upload_several_files_shows_progress_then_pages_tokens_and_fit():
-    at = uploaded(GUIDE, NOTES)
-    states = {s.label.split(":")[0]: s.state for s in at.status}
-    assert states == {"guide.pdf": "complete", "notes.md": "complete"}
-    assert any("3 pages" in s.label and "fits the model's window whole" in s.label
-               for s in at.status)
+    at = uploaded(GUIDE, NOTES)  # read with a status each, then the page is drawn again
+    shown = {s.value.split(":")[0]: s.value for s in at.success}
+    assert set(shown) == {"guide.pdf", "notes.md"} and not at.status
+    assert "3 pages" in shown["guide.pdf"] and "fits the model's window whole" in shown["guide.pdf"]
     sid = at.query_params["session"]
     assert len(store().session_documents(sid)) == 2
     at.run()  # later runs show the result without ingesting again
     assert len(at.success) == 2 and not at.status and len(store().list_documents()) == 2
+    at.file_uploader[0].set_value([GUIDE]).run()  # the same bytes again
+    assert any("(read before)" in s.value for s in at.success)
 
 
 def test_bad_files_get_clear_messages_and_no_traceback():
     at = uploaded(("slides.pptx", b"PK\x03\x04", "application/octet-stream"),
                   ("empty.txt", b"", "text/plain"),
                   ("broken.pdf", b"%PDF-1.4\n%%EOF\n", "application/pdf"))
-    labels = [s.label for s in at.status]
-    assert all(s.state == "error" for s in at.status)
+    labels = texts(at.error)
+    assert len(labels) == 3 and not at.status and not at.exception
     assert any("slides.pptx" in x and "upload a PDF, TXT or Markdown" in x for x in labels)
     assert any("empty.txt is empty" in x for x in labels)
     assert any(x.startswith("broken.pdf") for x in labels)
+    assert at.expander[0].label == "Documents (0)"
     at.run()
     assert len(at.error) == 3 and not at.exception
 
@@ -444,9 +446,7 @@ def test_a_scanned_pdf_is_read_by_ocr_with_page_progress():
             "application/pdf")
     at = uploaded(scan)
     assert not at.exception and not at.error
-    assert [s.state for s in at.status] == ["complete"]
-    bars = [getattr(p, "proto", None) for p in at.get("progress")]
-    assert bars and "OCR: 1 of 1 pages" in bars[-1].text
+    assert "OCR: 1 of 1 pages" in at.success[0].value  # the last progress the upload showed
     doc = store().load_document(store().session_documents(at.query_params["session"])[0])
     assert doc.pages[0].ocr and len(doc.pages[0].text) > 500
 
@@ -460,3 +460,9 @@ def test_a_cited_ocr_page_says_it_was_read_by_ocr(scripted):
     assert not at.exception
     answer = wait_for(lambda: (at.run(), [m for m in at.chat_message if m.expander])[1])[-1]
     assert answer.expander[0].label == "linn.pdf · p. 1 · read by OCR: check the scan"
+
+
+def test_document_count_is_right_as_soon_as_the_upload_is_stored():
+    at = uploaded(GUIDE, NOTES)
+    assert [e.label for e in at.expander][0] == "Documents (2)"
+    assert len(at.success) == 2 and not at.status

@@ -80,6 +80,22 @@ SEEN_JS = """(n0) => {
 }"""
 
 
+# Installed before an upload: every title the documents panel shows, in order.
+PANEL_JS = """() => {
+  const seen = window.__panel = [];
+  const note = () => {
+    for (const s of document.querySelectorAll('summary')) {
+      const at = s.innerText.indexOf('Documents (');
+      const text = at < 0 ? null : s.innerText.slice(at).trim();
+      if (text !== null && seen[seen.length - 1] !== text) seen.push(text);
+    }
+  };
+  note();
+  new MutationObserver(note).observe(document.body,
+                                     {childList: true, subtree: true, characterData: true});
+}"""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -233,7 +249,13 @@ def wait_answer(page, count: int, timeout: float = 120) -> None:
 def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
     page, cold_ms = open_page(browser, server.url)
     _, warm_ms = open_page(browser, server.url)
+    page.evaluate(PANEL_JS)
     upload(page)
+    # The panel's title says the file is being added while it is read, and counts it once
+    # it is stored (not "Documents (0)" until the next click).
+    page.get_by_text("Documents (1)", exact=True).wait_for(timeout=10_000)
+    panel = page.evaluate("window.__panel")
+    assert panel == ["Documents (0)", "Documents (0 · 1 being added)", "Documents (1)"], panel
     sid = session_of(page)
     limit_answers(page, 40)
     page.screenshot(path=ARTIFACTS / "browser-uploaded.png")
