@@ -151,3 +151,24 @@ def test_rate_meter_with_a_span_budgets_long_prompts_at_their_own_speed():
     later.add(1011, 18.4 * 1011 * (1 + 1505 / 3072) / (2011 * (1 + 1005.5 / 3072)), 1000)
     assert later.tokens_in(18.4) == pytest.approx(2011, abs=2)
     assert RateMeter(span=3072).tokens_in(15) is None
+
+
+def test_reading_eta_blends_this_prompts_rate_with_the_measured_one():
+    """The ETA shown while a prompt is read: one fast first batch (100 tokens in 0.25 s
+    where 100 tok/s was measured before) must not promise 2.25 s for the 900 left; after
+    many seconds of reading, this prompt's own rate decides."""
+    import time
+
+    from docchat.backends.base import StreamingBackend
+
+    backend = StreamingBackend()
+    backend.rate_meter.add(100, 1.0)
+    seen = []
+    request = ask(on_progress=seen.append)
+    backend._progress(request, 100, 1000, 0, time.perf_counter() - 0.25)
+    assert seen[-1].eta_s == pytest.approx(900 / (200 / 1.25), rel=0.02)  # not 2.25 s
+    backend._progress(request, 500, 1000, 0, time.perf_counter() - 20.0)
+    assert seen[-1].eta_s == pytest.approx(500 / (600 / 21), rel=0.02)  # ~25 tok/s now
+    spanned = RateMeter(span=1000)
+    # Halfway through at a steady pace, the second half (later, dearer tokens) takes longer.
+    assert spanned.seconds_left(0, 1000, 2000, 10.0) > 10.0 * 1.5

@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 # Prefill batches are sized to take about this long, so a Stop lands within it.
 BATCH_SECONDS = 0.25
 MIN_BATCH, MAX_BATCH = 8, 512
+# In a prompt's reading ETA, the rate measured on earlier prompts counts as this much reading.
+PRIOR_SECONDS = 1.0
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -73,6 +75,26 @@ class RateMeter:
         """Tokens/s at the start of a prompt (with span; else the plain average)."""
         with self._lock:
             return self._tokens / self._seconds if self._seconds else None
+
+    def work(self, start: int, end: int) -> float:
+        """Tokens start..end counted at the start-of-prompt rate."""
+        n = end - start
+        return n * (1 + (start + end) / (2 * self.span)) if self.span else n
+
+    def seconds_left(self, start: int, done: int, total: int, elapsed: float,
+                     prior_s: float = PRIOR_SECONDS) -> float | None:
+        """A prompt's reading ETA: what is left at the rate this prompt has been read so far
+        (from start, elapsed seconds ago), the meter's rate counting as prior_s seconds of
+        that reading, so one fast or slow first batch does not swing it; later tokens are
+        counted dearer (span)."""
+        prior, read = self.rate, self.work(start, done)
+        if prior:
+            rate = (read + prior * prior_s) / (elapsed + prior_s)
+        elif read > 0 and elapsed > 0:
+            rate = read / elapsed
+        else:
+            return None
+        return self.work(done, total) / rate
 
     def tokens_in(self, seconds: float) -> int | None:
         """Prompt tokens read from an empty cache in this many seconds; None when unknown:
@@ -199,13 +221,14 @@ class StreamingBackend:
 
     def _progress(self, request: GenerationRequest, done: int, total: int, reused: int,
                   started: float) -> None:
-        """Report prefill progress: the rate measured so far in this prefill, else the meter's."""
+        """Report prefill progress: the rate measured so far in this prefill, else the meter's;
+        the ETA from both (RateMeter.seconds_left)."""
         if request.on_progress is None:
             return
         elapsed = time.perf_counter() - started
         evaluated = done - reused
         rate = evaluated / elapsed if evaluated >= 8 and elapsed > 0 else self.prefill_rate()
-        eta = (total - done) / rate if rate else None
+        eta = self.rate_meter.seconds_left(reused, done, total, elapsed)
         request.on_progress(PrefillProgress(done=done, total=total, reused=reused,
                                             rate=rate, eta_s=eta, known=True))
 
