@@ -323,50 +323,66 @@ class _RunningTitles:
         self.current: list[set[str]] = [set() for _ in range(n)]
         self.starts: list[set[str]] = [set() for _ in range(n)]
         self.first: dict[str, int] = {}  # key -> first page of an entry with that title
-        self._keys: dict[int, set[str]] = {}
+        self._keys: dict[int, dict[str, int]] = {}  # see _page_keys
+        self._printed_keys: dict[int, set[str]] = {}  # see _printed
         entries = [e for e in outline if 1 <= e.page <= n]
+        # Lines longer than every title (and its number, a page number) are never looked at.
+        self.longest = min(MAX_TITLE_LINE, max((len(e.title) for e in entries), default=0) + 16)
+        ends: list[int] = []  # where each entry runs to: where the next entry as high starts
+        stack: list[int] = []  # entries still open, by index
         for k, e in enumerate(entries):
+            ends.append(n)
+            while stack and entries[stack[-1]].level >= e.level:
+                ends[stack.pop()] = e.page
+            stack.append(k)
+        for e, end in zip(entries, ends):
             key = _title_key(e.title)
             keys = {t for t in (key, _bare(key)) if len(_bare(t)) > MIN_TITLE_CHARS}
             if not keys:
                 continue
-            end = n
-            for later in entries[k + 1:]:  # it runs to where the next entry as high starts
-                if later.level <= e.level:
-                    end = later.page
-                    break
             self.starts[e.page - 1] |= keys
             for t in keys:
                 self.first[t] = min(self.first.get(t, e.page), e.page)
             for page in range(e.page, max(end, e.page) + 1):
                 self.current[page - 1] |= keys
 
-    def _page_keys(self, page: int) -> set[str]:
+    def _page_keys(self, page: int) -> dict[str, int]:
+        """Title keys of the page's short lines -> the last line with it."""
         if page not in self._keys:
-            # (a chapter style may put the number after the title: "Document divisions 6")
-            self._keys[page] = {_title_key(_TRAILING_NUMBER.sub("", line))
-                                for line in self.lines[page - 1] if _title_like(line)}
+            self._keys[page] = {_title_key(line): i for i, line in enumerate(self.lines[page - 1])
+                                if len(line) <= self.longest and _title_like(line)}
         return self._keys[page]
+
+    def _printed(self, page: int) -> set[str]:
+        """_page_keys, and those of lines ending in a number without it (a chapter style may
+        put the number after the title: "Document divisions 6")."""
+        if page not in self._printed_keys:
+            keys = set(self._page_keys(page))
+            for line in self.lines[page - 1]:
+                if (len(line) <= self.longest and _title_like(line)
+                        and _TRAILING_NUMBER.search(line)):
+                    keys.add(_title_key(_TRAILING_NUMBER.sub("", line)))
+            self._printed_keys[page] = keys
+        return self._printed_keys[page]
 
     def running(self, page: int, i: int, line: str, numbers: set[str]) -> bool:
         """True when line i of the page is the title of an entry the page lies in and that
         title was printed before (on an earlier page since the entry started, or further
         down this page: "2.10. Example" above the heading "2.10 EXAMPLE")."""
         current = self.current[page - 1]
-        if not current or len(line) > MAX_TITLE_LINE:
+        if not current or len(line) > self.longest:
             return False
         key = _title_key(_without_number(line, numbers))
         if key not in current:
             return False
-        if any(_title_key(later) == key for later in self.lines[page - 1][i + 1:]
-               if _title_like(later)):
+        if self._page_keys(page).get(key, -1) > i:
             return True
         if key in self.starts[page - 1]:
             return False
         # The heading may print the title without its number ("Two" / "Laying out the page").
         bare = _bare(key)
         return any(key in keys or bare in keys
-                   for keys in map(self._page_keys, range(self.first[key], page)))
+                   for keys in map(self._printed, range(self.first[key], page)))
 
 
 MAX_TITLE_LINE = 120  # characters: a longer line is body text, not a running head
