@@ -346,11 +346,12 @@ APP_WINDOW = 8192  # the llama.cpp backend's default context window (Settings.n_
 def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True,
                  previous: bool = True):
     """docchat's pack at this budget. A follow-up is packed as the app packs it (previous:
-    True): the history's last question is packed first, with the history before it, and
-    its passages are passed on as previous_passages, in the window qa.ask gives a
-    follow-up (qa.followup_budget: the reused prefix plus a quarter of the budget, within
-    an APP_WINDOW-token window, the default llama.cpp context). Only the follow-up's own
-    pack is timed."""
+    True): each user turn of the history is packed in turn, the first at this budget, each
+    later one with the history before it and the previous turn's passages as
+    previous_passages, in the window qa.ask gives a follow-up (qa.followup_budget: the
+    reused prefix plus a quarter of the budget, within an APP_WINDOW-token window, the
+    default llama.cpp context); then the question itself. Only the question's own pack is
+    timed."""
     kwargs = {"search": store.searcher([d.id for d in docs]),
               "max_new_tokens": MAX_NEW, "context_window": budget + MAX_NEW}
     if "store" in PACK_PARAMS:
@@ -360,16 +361,23 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
     users = [k for k, m in enumerate(item.history) if m.role == "user"]
     if previous and users and "previous_passages" in PACK_PARAMS:
         from docchat.qa import Budget, followup_budget
-        last = users[-1]
-        first = pack(docs, item.history[last].content, counter,
-                     history=item.history[:last], **kwargs)
         base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
                       False)
-        extra: dict = {}
-        got = followup_budget(docs, item.question, counter, item.history, 3, MAX_NEW, base,
-                              first.passages, extra)
-        kwargs.update(extra, context_window=got.context_window,
-                      previous_passages=first.passages)
+        turn_kwargs = dict(kwargs)
+        passages = None
+        for k in [*users, len(item.history)]:
+            question = item.history[k].content if k < len(item.history) else item.question
+            if passages is not None:
+                extra: dict = {}
+                got = followup_budget(docs, question, counter, item.history[:k], 3, MAX_NEW,
+                                      base, passages, extra)
+                turn_kwargs = dict(kwargs, **extra, context_window=got.context_window,
+                                   previous_passages=passages)
+            if k == len(item.history):
+                break
+            passages = pack(docs, question, counter, history=item.history[:k],
+                            **turn_kwargs).passages
+        kwargs = turn_kwargs
     t = time.perf_counter()
     p = pack(docs, item.question, counter, history=item.history, **kwargs)
     return p, (time.perf_counter() - t) * 1000

@@ -523,8 +523,11 @@ def _order(documents: Sequence[Document], names: Sequence[object],
            first: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """The excerpts' order as (document position, section index): the previous prompt's
     sections that are chosen again whole, in their previous order; then the other whole
-    sections in document order; then the partial ones (their blocks follow the question,
-    so they would end the shared prefix wherever they stood)."""
+    sections in their order of choice, the best first (a follow-up keeps a start of this
+    order as its reused prefix, so what is cut off when that prefix does not fit is what
+    mattered least; in document order, a follow-up at 8k lost the section both questions
+    were about); then the partial ones (their blocks follow the question, so they would
+    end the shared prefix wherever they stood)."""
     whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps if p.complete}
     parts = sorted((i, p.section.index) for i, ps in enumerate(picked) for p in ps
                    if not p.complete)
@@ -537,7 +540,13 @@ def _order(documents: Sequence[Document], names: Sequence[object],
         if i is not None and (i, idx) in whole and (i, idx) not in out:
             out.append((i, idx))
     kept = set(out)
-    return out + sorted(c for c in whole if c not in kept) + [c for c in parts if c not in kept]
+    rank = {(i, p.section.index): p.rank for i, ps in enumerate(picked) for p in ps}
+    first_rank = {}  # a document's excerpts stay together (one header), the best one first
+    for (i, _), r in rank.items():
+        first_rank[i] = min(r, first_rank.get(i, r))
+    chosen = sorted((c for c in whole if c not in kept),
+                    key=lambda c: (first_rank[c[0]], c[0], rank[c], c))
+    return out + chosen + [c for c in parts if c not in kept]
 
 
 def _ordered(order: list[tuple[int, int]], picked: list[list[Passage]]

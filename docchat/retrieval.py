@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
@@ -46,12 +47,40 @@ where why how can could should would will shall may might must i me my we our yo
 they them their his her not no yes if then than so too very just also any some each every all
 both more most other such only own same into over under again further once please tell explain
 describe show give list say said one ones thing things way ways use used using get does isn
-whats hows wheres
+whats hows wheres explains explained explaining describes described describing discusses
+discussed discussing covers covered covering deals dealing mentions mentioned
 的 了 是 在 和 与 或 及 吗 呢 吧 啊 么 什么 怎么 怎样 如何 哪些 哪个 哪 为什么 为何
 是否 可以 能 能否 请 请问 一下 这 那 这个 那个 这些 那些 有 没有 有没有 中 里 上 下 对
 把 被 给 让 我 你 他 她 它 我们 你们 他们 要 会 就 都 也 还 又 并 而 及其 以及 其 之 所
 等 说 讲 介绍 说明 告诉 关于 一个 一种 使用 用
 """.split())
+
+# How a question asks about a document's structure or refers to the document itself: "which
+# chapter ... and what are its sections?", "in the beamer guide", "哪一章讲……？有哪些节？".
+# These words name no topic, and in a manual they match the pages that talk about its own
+# chapters ("How to Read this User's Guide"). Only the phrases go: "how do I number sections"
+# keeps its "sections", "设置章节标题" its 章节.
+_UNIT = r"(?:chapter|section|subsection|part|appendix|entry|topic)s?"
+_DOC = r"(?:manual|guide|user'?s guide|handbook|documentation|document|book|paper|article)"
+STRUCTURE_PHRASES = re.compile("|".join([
+    rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b",
+    rf"\b(?:its|their|the chapter'?s|the section'?s)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
+    rf"\bwhat\s+(?:\w+\s+)?(?:sub)?{_UNIT}\s+(?:does|do|is|are)\b",
+    r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b",
+    r"\bwhat\s+does\s+it\s+(?:contain|cover|include|have)\b",
+    rf"\b(?:the|this|that)\s+(?:[\w-]+\s+)?{_DOC}\b",
+    r"(?:哪一|哪个|哪几|哪些|哪)(?:个)?(?:章|节|小节|部分|篇|部)",
+    r"(?:有|分|包括|包含)?(?:哪些|哪几)(?:个)?(?:小节|节|章|部分|内容)",
+    r"各(?:小节|节|章|部分)",
+    r"(?:手册|文档|指南|文件)(?:里|中|内)",
+]), re.IGNORECASE)
+
+
+def without_structure_words(text: str) -> str:
+    """text without the phrases that ask about structure or name the document (see
+    STRUCTURE_PHRASES); the words that name a topic stay."""
+    return STRUCTURE_PHRASES.sub(" ", text)
+
 
 def content_terms(text: str) -> list[str]:
     """Search terms of text without question words and function words, in order, unique."""
@@ -79,7 +108,7 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
     differs from the question's (and expand is on), dictionary translations join the words
     (the first query's text then carries them, e.g. for the dense scores). rewrite is an
     optional hook (e.g. the backend rephrasing)."""
-    words = content_terms(question)
+    words = content_terms(without_structure_words(question)) or content_terms(question)
     if rewrite is not None:
         words += [w for w in content_terms(rewrite(question)) if w not in words]
     q_zh = has_cjk(question)
@@ -89,7 +118,7 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
     queries = [Query(" ".join(words), 1.0)] if words else []
     users = [m.content for m in history if getattr(m, "role", "") == "user"][-recent_user_turns:]
     if users:
-        context = content_terms(" ".join(users))
+        context = content_terms(without_structure_words(" ".join(users)))
         if cross:
             context += translate_terms(context, " ".join(users))
         extra = [w for w in dict.fromkeys(context) if w not in words]

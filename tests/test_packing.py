@@ -715,3 +715,25 @@ def test_topic_change_after_long_answers_fits_the_first_question_budget():
     assert other.kept == 0
     assert other.tokens + 50 <= 1550
     assert other.messages[-1].content == question
+
+
+def test_whole_excerpts_come_best_first_so_a_follow_up_keeps_what_mattered():
+    """The excerpts are in order of choice, the best first, not in document order: a
+    follow-up keeps a start of them as its reused prefix, and what a prefix that does not
+    fit cuts off should be what mattered least. (In document order a follow-up at 8k lost
+    the section both questions were about, at the end of the previous excerpts.)"""
+    secs = [section(i, (f"{i + 1} Part {i}",), [("prose", f"P{i}: " + FILLER * 3, i + 1)])
+            for i in range(8)]
+    secs[1] = section(1, ("2 Printing",), [
+        ("prose", "P1: to pause the printer queue, see below. " + FILLER * 3, 2)])
+    secs[6] = section(6, ("7 Printer queue",), [
+        ("prose", "P6: the printer queue, how to pause the printer queue and resume the "
+                  "printer queue. " + FILLER * 3, 7)])
+    doc = document("guide.pdf", secs)
+    p = pack([doc], "How do I pause the printer queue?", CharBackend(3200), max_new_tokens=50,
+             embedder=None)
+    order = [i for _, i, blocks in p.passages if blocks is None]
+    assert 6 in order and 1 in order and not p.whole
+    assert order.index(6) < order.index(1)
+    text = p.text.split("## Document excerpts")[1]
+    assert text.index("P6:") < text.index("P1:")

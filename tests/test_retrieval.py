@@ -191,3 +191,35 @@ def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store
     searcher = store.searcher(ids)
     assert [h.section for h in searcher("printer")] == [
         h.section for h in store.search_sections("printer", ids)]
+
+
+@pytest.mark.parametrize("question, gone, kept", [
+    ("Which chapter of the beamer guide explains video and sound, and what are its sections?",
+     {"chapter", "sections", "guide", "explains"}, {"video", "sound"}),
+    ("What subsections does the part about mail filtering have?", {"subsections"},
+     {"mail", "filtering"}),
+    ("How do I number sections and chapters?", set(), {"number", "sections", "chapters"}),
+    ("哪一章讲网络配置？有哪些节？", {"哪一章", "章", "节"}, {"网络", "配置"}),
+    ("哪一节讲怎么设置章节标题的样式？", {"一节", "节"}, {"章节", "标题", "样式"}),
+])
+def test_words_that_ask_about_structure_are_not_searched(question, gone, kept):
+    """"Which chapter ..., and what are its sections?" names no topic: in a manual those
+    words find the pages about its own chapters. A topic that is itself about sections
+    ("number sections", 设置章节标题) keeps them."""
+    words = set(build_queries(question)[0].text.split())
+    assert kept <= words
+    assert not gone & words
+
+
+def test_an_outline_question_finds_the_chapter_not_the_reading_guide():
+    guide = doc("guide.pdf", [
+        ("How to read this guide", "The guide has chapters and sections: each chapter "
+                                   "is one part, its sections hold the details, and the "
+                                   "chapter on movies comes last."),
+        ("Sounds and movies", "Include a movie or a sound in a talk with the multimedia "
+                              "package."),
+        ("Fonts", "Pick fonts for the talk.")])
+    index = SectionIndex([guide])
+    query = build_queries("Which chapter explains sounds and movies, and what are its "
+                          "sections?", documents=[guide])[0]
+    assert index(query.text)[0].section == 1
