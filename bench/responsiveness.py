@@ -223,26 +223,40 @@ def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
 
 
 def after_upload_runs(args) -> None:
-    """Each variant in a fresh process (cold caches, nothing embedded), one after the other."""
+    """Each variant in a fresh process (cold caches, nothing embedded), one after the other:
+    "after" (this checkout, or --after PATH), "after, not yielding" (the same code, the
+    embedding not pausing) and, with --before PATH (a checkout of the code before, e.g. a
+    git worktree), "before"."""
+    here = str(ROOT)
+    after = str(args.after or here)
+    variants = [("after", after, "yielding"),
+                ("after, not yielding", after, "not-yielding")]
+    if args.before:
+        variants.insert(0, ("before", str(args.before), "not-yielding"))
     runs = []
     for _ in range(args.repeat):
-        for variant in ("not-yielding", "yielding"):
+        for label, tree, variant in variants:
             cmd = [sys.executable, __file__, "--doc", str(args.doc), "--target", str(args.target),
                    "--new-tokens", str(args.new_tokens), "--typing", str(args.typing),
                    "--variant", variant]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            runs.append(json.loads(out.strip().splitlines()[-1]))
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
+                                 cwd=tree).stdout
+            run = json.loads(out.strip().splitlines()[-1])
+            run["variant"], run["code"] = label, tree
+            runs.append(run)
+            print(json.dumps(run), file=sys.stderr, flush=True)  # as it comes
     if args.json:
         print(json.dumps({"document": args.doc.name, "target_s": args.target, "runs": runs}))
         return
     print(f"After an upload: {args.doc.name}, target {args.target:g} s, first question "
           f"{args.typing:g} s after the upload, threads {runs[0]['threads'] or 'default'}\n")
-    print(f"{'variant':13} {'load':>5} {'probe':>6} {'#':>2} {'budget':>6} {'prompt':>6} "
+    print(f"{'variant':19} {'load':>5} {'probe':>6} {'#':>2} {'budget':>6} {'prompt':>6} "
           f"{'reused':>6} {'1st tok':>7} {'met':>4} {'dense':>5} {'embedded':>8}  ETAs shown")
     for r in runs:
         for k, q in enumerate(r["questions"]):
             etas = " ".join(f"{e}" for _, e in q["etas"][:12])
-            print(f"{r['variant']:13} {q['load_1min']:5.2f} {r['rate_at_start']:6.0f} {k:2} "
+            print(f"{r['variant']:19} {q['load_1min']:5.2f} {r['rate_at_start']:6.0f} {k:2} "
                   f"{q['budget'] or 'whole':>6} {q['prompt_tokens']:6,} {q['reused']:6,} "
                   f"{q['first_token_s'] or 0:6.2f}s {'yes' if q['met'] else 'NO':>4} "
                   f"{'yes' if q['dense'] else 'no':>5} {r['embedding_s']:7.1f}s  {etas}")
@@ -261,6 +275,8 @@ def main() -> None:
     ap.add_argument("--typing", type=float, default=3.0,
                     help="seconds from the upload to the first question (after-upload)")
     ap.add_argument("--repeat", type=int, default=1, help="after-upload rounds")
+    ap.add_argument("--before", type=Path, help="after-upload: a checkout of the code before")
+    ap.add_argument("--after", type=Path, help="after-upload: the code after (default: here)")
     ap.add_argument("--variant", choices=("yielding", "not-yielding"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variant:  # one after-upload run, in the process after_upload_runs started
