@@ -222,21 +222,60 @@ def subtree(doc: Document, ei: int) -> list[int]:
     return list(range(ei, k))
 
 
+STRUCTURE_PARTS = 3  # parts a question about structure gets the sub-outlines of
+
+
+def other_parts(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+                first: tuple[int, int], n: int) -> list[tuple[int, int]]:
+    """first, then up to n - 1 more parts with headings under them, best part score first,
+    none inside or around one already taken."""
+    out = [first]
+    scored = sorted(((sc, di, ei) for di, (d, rel) in enumerate(zip(documents, relevance))
+                     for ei, sc in enumerate(part_scores(d, rel) if rel else ())
+                     if sc > 0 and _has_children(entries_of(d), ei)), reverse=True)
+    for _, di, ei in scored:
+        if len(out) >= n:
+            break
+        e = entries_of(documents[di])[ei]
+        if all(dj != di or not _overlap(e, entries_of(documents[dj])[ej]) for dj, ej in out):
+            out.append((di, ei))
+    return out
+
+
+def _overlap(a: Entry, b: Entry) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
 def focus_outline(documents: Sequence[Document], counter: Counter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
-                  named: set[str] | None = None) -> str:
+                  named: set[str] | None = None, parts: int = 1) -> str:
     """The whole sub-outline, with pages, of the part the question is about (see
     part_asked_about: a chapter, or a section with subsections), its deepest levels left
     out first when it does not fit budget tokens; empty when there is no such part or the
-    outline shown already holds all of it."""
+    outline shown already holds all of it. parts > 1 (a question about the documents'
+    structure: "which chapter ..., and what are its sections?"): the next best parts
+    follow (other_parts), each within what the budget has left; a question asked by
+    content often scores the right chapter second or third."""
     found = part_asked_about(documents, relevance, with_children=True, named=named)
     if found is None or budget <= 0:
         return ""
-    di, ei = found
-    doc, es = documents[di], entries_of(documents[di])
+    chosen = other_parts(documents, relevance, found, parts) if parts > 1 else [found]
+    texts: list[str] = []
+    left = budget
+    for di, ei in chosen:
+        text = _sub_outline(documents[di], ei, counter, left, shown.chosen[di] if shown else None)
+        if text:
+            texts.append(text)
+            left -= counter.text(text) + 1
+    return "\n".join(texts)
+
+
+def _sub_outline(doc: Document, ei: int, counter: Counter, budget: int,
+                 shown: Sequence[int] | None) -> str:
+    es = entries_of(doc)
     top = es[ei]
     sub = subtree(doc, ei)
-    if shown is not None and set(sub) <= set(shown.chosen[di]):
+    if budget <= 0 or (shown is not None and set(sub) <= set(shown)):
         return ""
     path = doc.sections[top.start].heading_path[: top.depth]
     marker = page_marker(doc, doc.sections[top.start].page_start)

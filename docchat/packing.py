@@ -23,13 +23,20 @@ from docchat.backends import Message
 from docchat.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.embeddings import Embedder, EmbeddingStore
 from docchat.errors import ContextTooLong
-from docchat.outline import build_outline, entries_of, focus_outline, part_asked_about
+from docchat.outline import (
+    STRUCTURE_PARTS,
+    build_outline,
+    entries_of,
+    focus_outline,
+    part_asked_about,
+)
 from docchat.passages import Counter, Passage, render_passages
 from docchat.retrieval import (
     SearchFn,
     SectionIndex,
     add_dense,
     add_windows,
+    asks_structure,
     block_scores,
     build_queries,
     content_terms,
@@ -416,7 +423,8 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
                 # The part of the documents the question is about, with its whole
                 # sub-outline (the full outline did not fit).
                 focus = focus_outline(documents, counter, room.share(FOCUS_SHARE), positions,
-                                      shown=outline, named=rel.named)
+                                      shown=outline, named=rel.named,
+                                      parts=STRUCTURE_PARTS if rel.structure else 1)
                 if focus:
                     room.take("focus", counter.text(prompts.context_block("", "", lang, focus))
                               + BLOCK_GAP)
@@ -491,6 +499,7 @@ class Relevance:
     own_windows: dict  # the same for the question's own words only (not the history's)
     terms: list[str]  # the queries' content words (block scoring)
     named: set[str]  # the first query's words as the index stems them (titles it names)
+    structure: bool = False  # the question asks which part is about something, or its parts
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -515,7 +524,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
                                                  queries=queries))
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
-                     named)
+                     named, asks_structure(question))
 
 
 def _order(documents: Sequence[Document], names: Sequence[object],

@@ -76,6 +76,23 @@ STRUCTURE_PHRASES = re.compile("|".join([
 ]), re.IGNORECASE)
 
 
+# The subset of those phrases that asks for structure (not just names the document).
+STRUCTURE_QUESTION = re.compile("|".join([
+    rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b",
+    rf"\b(?:its|their)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
+    r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b",
+    r"(?:哪一|哪个|哪)(?:个)?(?:章|节|小节|部分|篇)",
+    r"(?:哪些|哪几)(?:个)?(?:小节|节|章|部分)",
+    r"各(?:小节|节|章)",
+]), re.IGNORECASE)
+
+
+def asks_structure(question: str) -> bool:
+    """Whether the question asks which part of a document is about something, or what its
+    parts are ("Which chapter covers ..., and what are its sections?", "讲……的是哪一章？")."""
+    return STRUCTURE_QUESTION.search(question) is not None
+
+
 def without_structure_words(text: str) -> str:
     """text without the phrases that ask about structure or name the document (see
     STRUCTURE_PHRASES); the words that name a topic stay."""

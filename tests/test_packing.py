@@ -737,3 +737,33 @@ def test_whole_excerpts_come_best_first_so_a_follow_up_keeps_what_mattered():
     assert order.index(6) < order.index(1)
     text = p.text.split("## Document excerpts")[1]
     assert text.index("P6:") < text.index("P1:")
+
+
+def test_a_question_about_structure_gets_the_next_best_parts_too():
+    """Asked by content ("which chapter explains ...?"), the right chapter often scores
+    second or third: a question about structure gets the sub-outlines of the next best
+    parts as well (none inside another), within the focus budget; others get one."""
+    from docchat.outline import focus_outline
+    from docchat.passages import Counter
+
+    doc = manual(chapters=12, per=6)
+    rel = [{24: 0.9, 25: 0.5, 6: 1.0, 40: 0.3}]  # chapters 5, 2 and 7 (positions 24, 6, 40)
+    counter = Counter(CharBackend(100_000), "chars")
+    one = focus_outline([doc], counter, 5000, rel)
+    assert one.count("- manual.pdf:") == 1 and "5 Chapter on locale" in one
+    three = focus_outline([doc], counter, 5000, rel, parts=3)
+    heads = [line for line in three.splitlines() if line.startswith("- manual.pdf:")]
+    assert [h.split(": ")[1].split(" [")[0] for h in heads] == [
+        "5 Chapter on locale", "2 Chapter on kernel", "7 Chapter on cron"]
+    assert "  2.6 The cron setup 11 [p. 23]" in three
+    # The budget runs out: the parts that do not fit are left out, the first stays whole.
+    small = focus_outline([doc], counter, len(one) + 20, rel, parts=3)
+    assert small.startswith(one) and small.count("- manual.pdf:") == 1
+    # pack() asks for them when the question asks about structure (chapters the outline
+    # at the top does not already show whole).
+    def parts(question):
+        p = pack([doc], question, CharBackend(6000), max_new_tokens=50, embedder=None)
+        return p.text.split("## Outline of the part asked about")[1].count("- manual.pdf:")
+
+    assert parts("Which chapter covers swap and proxy settings, and what are its sections?") > 1
+    assert parts("swap and proxy settings") == 1
