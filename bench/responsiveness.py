@@ -24,6 +24,7 @@ token <= 25% of the first question's; Stop <= 0.5 s in either phase.
 
 Usage: python bench/responsiveness.py [--doc PATH] [--target 15] [--new-tokens 48] [--json]
        python bench/responsiveness.py --after-upload [--typing 3] [--repeat 1] [--json]
+       python bench/responsiveness.py --pairs 3   (the yielding alone, interleaved pairs)
 """
 from __future__ import annotations
 
@@ -222,6 +223,46 @@ def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
             "embedding_s": round(time.perf_counter() - uploaded, 1), "questions": rows}
 
 
+def yield_pairs(pairs: int) -> list[dict]:
+    """Interleaved pairs in one process: the same 700-token prompt read from an empty cache
+    while MiniLM embeds 64-section batches in a loop at nice 19 (as warm() does), the loop
+    not yielding, then yielding to FOREGROUND; 1.5 s before each, so a batch is in flight
+    when the prompt comes."""
+    from docchat.backends import FOREGROUND
+    from docchat.backends.llamacpp import PROBE_TEXT, LlamaCppBackend
+
+    backend = LlamaCppBackend(**Settings.from_env().backend_options())
+    encoder = embeddings.Embedder().encoder()
+    texts = [f"Section {i} > heading: " + PROBE_TEXT * 3 for i in range(embeddings.BATCH)]
+    encoder.encode(texts)
+    stop, yielding, batches = threading.Event(), threading.Event(), [0]
+
+    def loop() -> None:
+        while not stop.is_set():
+            if yielding.is_set():
+                FOREGROUND.wait_idle(120)
+            encoder.encode(texts)
+            batches[0] += 1
+
+    threading.Thread(target=embeddings._quietly, args=(loop,), daemon=True).start()
+    rows = []
+    for _ in range(pairs):
+        for y in (False, True):
+            (yielding.set if y else yielding.clear)()
+            time.sleep(1.5)
+            backend.llama.reset()
+            request = GenerationRequest([Message("user", PROBE_TEXT * 30)], max_new_tokens=1)
+            before = batches[0]
+            list(backend.stream(request))
+            rows.append({"yielding": y, "prompt": request.stats.prompt_tokens,
+                         "prefill_s": round(request.stats.prefill_ms / 1000, 2),
+                         "batches_beside": batches[0] - before,
+                         "load_1min": round(os.getloadavg()[0], 1)})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    stop.set()
+    return rows
+
+
 def after_upload_runs(args) -> None:
     """Each variant in a fresh process (cold caches, nothing embedded), one after the other:
     "after" (this checkout, or --after PATH), "after, not yielding" (the same code, the
@@ -277,6 +318,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="after-upload rounds")
     ap.add_argument("--before", type=Path, help="after-upload: a checkout of the code before")
     ap.add_argument("--after", type=Path, help="after-upload: the code after (default: here)")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="only: N interleaved pairs, a prefill beside a background embedding "
+                         "not yielding / yielding")
     ap.add_argument("--variant", choices=("yielding", "not-yielding"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variant:  # one after-upload run, in the process after_upload_runs started
@@ -285,6 +329,9 @@ def main() -> None:
         return
     if args.after_upload:
         after_upload_runs(args)
+        return
+    if args.pairs:
+        print(json.dumps(yield_pairs(args.pairs)))
         return
     from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path, load_llama
 
