@@ -99,8 +99,8 @@ class Backend(Protocol):
 class Foreground:
     """Whether a backend in this process is reading a prompt or generating (or prefetching
     one). Background work on the same cores (an upload's section embedding) waits between its
-    batches while it is: on 2 cores llama.cpp's prompt reading slowed 3x beside a niced
-    embedding (bench/README.md, Responsiveness: after an upload)."""
+    batches while it is, rather than compete with llama.cpp's threads, which wait for each
+    other at every step (bench/README.md, Responsiveness: after an upload)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
