@@ -43,6 +43,7 @@ from docchat.retrieval import (
     doc_key,
     fused_scores,
     index_terms,
+    refers_back,
     window_scores,
 )
 from ingest.document import Document
@@ -287,11 +288,12 @@ def _resolve(documents: Sequence[Document], names: Sequence[object], previous: S
 def still_relevant(documents: Sequence[Document], fused: dict, previous: Sequence,
                    question: str) -> bool:
     """Whether a follow-up is still about the previous prompt's excerpts: one of their
-    sections among the REUSE_TOP best fused hits of the question, or the question elliptical
-    (at most ELLIPTICAL_TERMS content words). A topic change packs afresh."""
+    sections among the REUSE_TOP best fused hits of the question, the question elliptical
+    (at most ELLIPTICAL_TERMS content words), or pointing back at it (refers_back: "... for
+    it?", "And ...", "……呢？"). A topic change packs afresh."""
     if not previous:
         return False
-    if len(content_terms(question)) <= ELLIPTICAL_TERMS:
+    if len(content_terms(question)) <= ELLIPTICAL_TERMS or refers_back(question):
         return True
     keys = {doc_key(d, i): i for i, d in enumerate(documents)}
     top = sorted(fused.items(), key=lambda kv: -kv[1])[:REUSE_TOP]

@@ -93,6 +93,19 @@ def asks_structure(question: str) -> bool:
     return STRUCTURE_QUESTION.search(question) is not None
 
 
+# A question that points back at what was just discussed: a pronoun for it ("Do I need a
+# special frame for it?"), or the openings and endings of a follow-up ("And ...", "What
+# about ...", "那在 Mac 上呢？", "用 XeLaTeX 呢？").
+REFERS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|this|these|those)\b|^\s*(?:and|so|what about|how about)\b"
+    r"|它|这个|那个|这些|那些|这种|那种|该|其|此|^\s*那|呢\s*[？?]?\s*$", re.IGNORECASE)
+
+
+def refers_back(question: str) -> bool:
+    """Whether the question continues the conversation's topic (see REFERS_BACK)."""
+    return REFERS_BACK.search(question) is not None
+
+
 def without_structure_words(text: str) -> str:
     """text without the phrases that ask about structure or name the document (see
     STRUCTURE_PHRASES); the words that name a topic stay."""

@@ -767,3 +767,37 @@ def test_a_question_about_structure_gets_the_next_best_parts_too():
 
     assert parts("Which chapter covers swap and proxy settings, and what are its sections?") > 1
     assert parts("swap and proxy settings") == 1
+
+
+@pytest.mark.parametrize("question, back", [
+    ("Do I need a special frame for it?", True),
+    ("And which fonts does the printer spool use?", True),
+    ("What about quota limits for printer spools?", True),
+    ("那在 Mac 上呢？", True),
+    ("这个选项在哪些系统上可用？", True),
+    ("Which fonts and quota limits does the printer spool use?", False),
+    ("打印机的配额限制怎么设置？", False),
+])
+def test_refers_back(question, back):
+    from docchat.retrieval import refers_back
+    assert refers_back(question) is back
+
+
+def test_follow_up_that_points_back_keeps_the_previous_excerpts():
+    """Three content words and a pronoun for the previous topic ("... for it?") is a
+    follow-up, not a topic change: the previous excerpts stay (a follow-up at 8k had lost
+    the bibliography section it asked about)."""
+    doc = manual()
+    first = pack([doc], "How do I restart the firewall service?", CharBackend(1550),
+                 max_new_tokens=50, embedder=None)
+    history = [Message("user", "How do I restart the firewall service?"),
+               Message("assistant", "Run systemctl restart firewall.")]
+    kwargs = dict(max_new_tokens=50, embedder=None, history=history,
+                  previous_passages=first.passages, reuse_allowance=900, outline_window=1550)
+    back = pack([doc], "Do fonts and quota limits matter for it?", CharBackend(1550 + 900),
+                **kwargs)
+    assert back.kept == len(first.passages)
+    assert back.messages[0].content.startswith(_excerpts_prefix(first))
+    other = pack([doc], "Do fonts and quota limits matter for the printer spool?",
+                 CharBackend(1550 + 900), **kwargs)
+    assert other.kept == 0
