@@ -355,10 +355,9 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
     i = lo
 
     def emit(kind: str, start: int, stop: int) -> None:
-        if breaks is not None and kind in ("prose", "list"):
+        text = "\n".join(lines[start:stop]).strip("\n")
+        if breaks is not None and kind in ("prose", "list") and not text.isascii():
             text = breaks.join(start, stop, tags, lo).strip("\n")
-        else:
-            text = "\n".join(lines[start:stop]).strip("\n")
         if text.strip():
             blocks.append(Block(kind=kind, text=text, page=pages[start]))
 
@@ -514,8 +513,8 @@ class _CjkBreaks:
         if not before or not after or tag_after in ("list", "table") or tag_before == "table":
             return None  # (a line tagged code in a prose block is one indented line of text)
         sep = cjk_separator(before[-1], after[0])
-        if sep is None:
-            return None
+        if sep is None or not (_HAN_CHAR.search(before) or _HAN_CHAR.search(after)):
+            return None  # (no Chinese: "。" for a bullet in an English OCR layer)
         wrap = self._wrap(self.pages[i - 1])
         width = _width(before.strip())
         if before[-1] in _SENTENCE_FINAL:

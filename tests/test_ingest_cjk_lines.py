@@ -99,7 +99,8 @@ def test_outline_headings_stay_apart_from_the_text_around_them():
 
 def test_english_text_keeps_its_lines():
     text = ("The quick brown fox jumps over the lazy dog and then it keeps running along\n"
-            "the river bank until the evening comes and everything goes quiet again.\n")
+            "the river bank until the evening comes and everything goes quiet again; if\n"
+            "。 its bullets were read by OCR as Chinese full stops, they stay on their lines.\n")
     pages, sections = structure_pages([Page(number=1, text=text)])
     assert pages[0].text == text
     assert sections[0].blocks[0].text == text.strip()
