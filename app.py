@@ -287,24 +287,23 @@ def warm(backend, sid: str, docs: list, context_window: int, max_new_tokens: int
         logger.exception("warm start for session %s failed", sid)
 
 
-def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generations) -> None:
-    """Sessions newest first; rename, export and delete (with confirmation) the current one."""
+def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generations):
+    """Sessions newest first; rename, export and delete (with confirmation) the current one.
+    Returns the export button's place (None without a session)."""
     st.subheader(q("sessions"))
     for s in store.list_sessions():
         st.button(escape_text(s["title"]) or q("untitled"), key=f"s_{s['id']}", on_click=go,
                   args=(s["id"],), use_container_width=True,
                   type="primary" if s["id"] == sid else "secondary")
     if not sid:
-        return
+        return None
     with st.expander(q("this_session")):
         title = st.text_input(q("rename"), value=store.session(sid)["title"], key=f"title_{sid}")
         if st.button(q("save_title")) and title.strip():
             store.rename_session(sid, title)
             st.rerun()
-        # Made on click, so it holds the answers finished since this run.
-        st.download_button(q("export"), partial(export, str(settings.db), sid),
-                           file_name=f"docchat-{sid}.md", mime="text/markdown",
-                           on_click="ignore", icon=":material/download:")
+        slot = st.empty()
+        export_button(slot, sid, "export")
         if st.button(q("delete"), icon=":material/delete:"):
             st.session_state["confirm_delete"] = sid
         if st.session_state.get("confirm_delete") == sid:
@@ -317,6 +316,17 @@ def sessions_sidebar(store: SessionStore, sid: str | None, running: chat.Generat
                 go(None)
                 st.rerun()
             st.button(q("cancel"), on_click=st.session_state.pop, args=("confirm_delete",))
+    return slot
+
+
+def export_button(slot, sid: str, key: str) -> None:
+    """The session as Markdown, made in this run. Not a callable made on click: Streamlit
+    forgets a callable's id once the tab reruns, and a click that still holds it (pressed
+    while the page is drawn again) downloads nothing. The same text is the same file, so the
+    link a tab holds stays good across reruns."""
+    slot.download_button(q("export"), export(str(settings.db), sid), key=key,
+                         file_name=f"docchat-{sid}.md", mime="text/markdown",
+                         on_click="ignore", icon=":material/download:")
 
 
 def export(db: str, session_id: str) -> str:
@@ -455,7 +465,7 @@ def main() -> None:
     if notice:
         st.warning(notice)
     with sessions_box:
-        sessions_sidebar(store, sid, running)
+        export_slot = sessions_sidebar(store, sid, running)
     if not sid:
         st.info(q("no_documents"))
         return
@@ -471,6 +481,8 @@ def main() -> None:
             elif live is not None and live.turn_id == turn.id:
                 if live.owner == st.session_state["client"]:
                     show_live(live, docs)
+                    if export_slot is not None:  # the export holds the answer just finished
+                        export_button(export_slot, sid, "export_after")
                 else:
                     follow_elsewhere(sid, turn.id)
             else:

@@ -313,12 +313,20 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
     assert "Stopped" in shown[-1]
     again.screenshot(path=ARTIFACTS / "browser-reloaded.png", full_page=True)
 
-    # Export the session as Markdown.
-    again.get_by_text("This session", exact=True).click()
-    with again.expect_download(timeout=120_000) as download:  # a rerun on a busy machine
-        again.get_by_role("button", name="Export as Markdown").click()
-    exported = Path(download.value.path()).read_text()
+    # Export the session as Markdown, from the tab that asked (it holds the answer stopped in
+    # that run) and from the reloaded one, also pressed while the tab is drawn again (a
+    # callable made on click lost its id in a rerun: nothing was downloaded).
+    exported, url = export(page)
+    assert (exported, url) == export(again)
     assert "What is the default port?" in exported and "_(stopped)_" in exported
+    for mode in ["Whole window, this session", "As much as the target allows"] * 2:
+        again.get_by_text(mode).first.click()  # a rerun begins
+        assert export(again, wait=False)[0] == exported
+    for mode in ["Whole window, this session", "As much as the target allows"]:
+        wait_idle(again)
+        again.get_by_text(mode).first.click()
+    wait_idle(again)
+    assert httpx.get(url, timeout=10).text == exported  # the link outlives reruns
 
     results["latency"] = {
         "preset": "raw",
@@ -326,6 +334,18 @@ def test_upload_ask_stream_stop_reload_and_latency(browser, server, results):
         "samples": samples,
         "fresh_page_usable_ms": {"first_load": round(cold_ms, 1), "second": round(warm_ms, 1)},
     }
+
+
+def export(page, wait: bool = True) -> tuple[str, str]:
+    """The session's Markdown, downloaded with the sidebar's Export button, and its link."""
+    if wait:
+        wait_idle(page)
+    button = page.get_by_role("button", name="Export as Markdown")
+    if not button.is_visible():
+        page.get_by_text("This session", exact=True).click()
+    with page.expect_download(timeout=30_000) as download:
+        button.click()
+    return Path(download.value.path()).read_text(), download.value.url
 
 
 def test_three_tabs_ask_at_once_without_mixing(browser, server):
