@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 
@@ -343,8 +344,16 @@ def export(page, wait: bool = True) -> tuple[str, str]:
     button = page.get_by_role("button", name="Export as Markdown")
     if not button.is_visible():
         page.get_by_text("This session", exact=True).click()
-    with page.expect_download(timeout=30_000) as download:
-        button.click()
+    try:
+        with page.expect_download(timeout=30_000) as download:
+            button.click()
+    except PlaywrightTimeout:  # say what the page showed: this has failed rarely, unexplained
+        page.screenshot(path=ARTIFACTS / "browser-export-failed.png", full_page=True)
+        error = page.get_by_test_id("stDownloadButtonError")
+        raise AssertionError(
+            f"no download: button disabled={button.is_disabled()}, script state "
+            f"{page.get_by_test_id('stApp').get_attribute('data-test-script-state')}, "
+            f"error {error.all_inner_texts()}") from None
     return Path(download.value.path()).read_text(), download.value.url
 
 
