@@ -313,11 +313,12 @@ _CODE_LINE = re.compile(
          public|private|static|void|int|char|\#include|\#define|sudo|apt-get|apt|if)\b.*[:;{}()=]\s*$
     |^\s*[\w.\[\]'"]+\s*[-+*/|&]?=\s*\S
     |^\s*[\w.]+\(.*\)[;,]?\s*$
-    |^\s*[})\]]+[;,)]*\s*$
-    |^(?:\ {4}|\t)\s*\S""",
+    |^\s*[})\]]+[;,)]*\s*$""",
     re.VERBOSE,
 )
-CODE_LINE = _CODE_LINE  # (ingest.layout looks for pages with code with it)
+_INDENTED = re.compile(r"^(?:\ {4}|\t)\s*\S")
+# Code by its syntax or by its indentation (ingest.layout looks for pages with code with it).
+CODE_LINE = re.compile(f"(?:{_CODE_LINE.pattern})|{_INDENTED.pattern}", re.VERBOSE)
 _TABLE_LINE = re.compile(
     r"\S(?: {2,}|\t)\S(?:.*\S)?(?: {2,}|\t)\S|^\s*\|.*\|\s*$"
     r"|^\s*\+[-=+]{3,}\+\s*$|^\s*=+(?: +=+)+\s*$"
@@ -328,6 +329,18 @@ _LIST_ITEM = re.compile(
 _PARA_END = re.compile(r"[.!?:。！？：][\"”’)]?$")
 
 
+
+
+def _continues(item: str, line: str) -> bool:
+    """Whether line, tagged code only for its indentation, is a wrapped line of the list
+    item that starts with item: indented at least as far as the item's marker and not code
+    by its syntax. Plain-text licences and charters wrap their lettered clauses so; tagged
+    as code, "b) Use a suitable shared library mechanism for linking with the" ended its
+    item and the rest of the sentence became a code block."""
+    stripped = line.rstrip()
+    if not _INDENTED.match(line) or stripped[-1] in ";{}" or _CODE_LINE.match(line):
+        return False
+    return len(line) - len(line.lstrip()) >= len(item) - len(item.lstrip())
 
 
 def _tag(line: str) -> str:
@@ -342,7 +355,7 @@ def _tag(line: str) -> str:
         return "table"
     if _LIST_ITEM.match(line):
         return "list"
-    if stripped[-1] in ";{}" or _CODE_LINE.match(line):
+    if stripped[-1] in ";{}" or CODE_LINE.match(line):
         return "code"
     return "text"
 
@@ -397,6 +410,8 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             line = lines[i]
             size += len(line) + 1
             nxt = tag(i + 1)
+            if kind == "list" and nxt == "code" and _continues(lines[start], lines[i + 1]):
+                nxt = "text"  # the item's wrapped lines, indented under it
             if (nxt in ("blank", "fence") or (nxt == "list" and kind == "prose")
                     or (nxt == "code" and tag(i + 2) == "code")):
                 break

@@ -219,3 +219,33 @@ def test_wrapped_list_items_at_the_headings_margin():
             "2. Versions\n"
             "Text.")
     assert [s.title for s in build_sections(pages(text))] == ["1. Scope", "2. Versions"]
+
+
+def test_indented_wrapped_list_items_stay_one_list_block():
+    """Plain-text licences and charters indent their clauses and wrap them under the item:
+    the wrapped lines are the item's, not a code block (the LGPL's "b) Use a suitable
+    shared library mechanism for linking with the / Library." was cut in two and its second
+    half fenced as code). Indented code after a blank line, or marked by its syntax, is
+    still code."""
+    text = ("Terms\n\n"
+            "    a) Accompany the work with the complete corresponding\n"
+            "    machine-readable source code for the Library.\n\n"
+            "    b) Use a suitable shared library mechanism for linking with the\n"
+            "    Library.  A suitable mechanism is one that uses at run time a\n"
+            "    copy of the library already present on the user's computer.\n\n"
+            "         2. If such a resolution is sponsored by at least 2K Developers,\n"
+            "            the resolution puts the decision immediately on hold (provided\n"
+            "            that resolution itself says so).\n\n"
+            "Run it so:\n\n"
+            "    make install\n"
+            "    make check\n\n"
+            "    c) Build it with these two lines:\n"
+            "       x = build(y);\n"
+            "       run(x);\n")
+    blocks = [b for s in build_sections(pages(text)) for b in s.blocks]
+    items = [b for b in blocks if b.kind == "list"]
+    assert [b.text.split()[0] for b in items] == ["a)", "b)", "2.", "c)"]
+    assert "linking with the\n    Library.  A suitable mechanism" in items[1].text
+    assert items[2].text.endswith("that resolution itself says so).")
+    code = [b.text for b in blocks if b.kind == "code"]
+    assert code == ["    make install\n    make check", "       x = build(y);\n       run(x);"]
