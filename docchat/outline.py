@@ -228,8 +228,10 @@ STRUCTURE_PARTS = 3  # parts a question about structure gets the sub-outlines of
 def other_parts(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
                 first: tuple[int, int], n: int) -> list[tuple[int, int]]:
     """first, then up to n - 1 more parts with headings under them, best part score first,
-    none inside or around one already taken."""
+    none inside or around one already taken, none above first's level (a whole part of the
+    book shows little more than its chapter titles)."""
     out = [first]
+    depth = entries_of(documents[first[0]])[first[1]].depth
     scored = sorted(((sc, di, ei) for di, (d, rel) in enumerate(zip(documents, relevance))
                      for ei, sc in enumerate(part_scores(d, rel) if rel else ())
                      if sc > 0 and _has_children(entries_of(d), ei)), reverse=True)
@@ -237,7 +239,8 @@ def other_parts(documents: Sequence[Document], relevance: Sequence[dict[int, flo
         if len(out) >= n:
             break
         e = entries_of(documents[di])[ei]
-        if all(dj != di or not _overlap(e, entries_of(documents[dj])[ej]) for dj, ej in out):
+        apart = all(dj != di or not _overlap(e, entries_of(documents[dj])[ej]) for dj, ej in out)
+        if e.depth >= depth and apart:
             out.append((di, ei))
     return out
 

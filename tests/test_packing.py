@@ -801,3 +801,23 @@ def test_follow_up_that_points_back_keeps_the_previous_excerpts():
     other = pack([doc], "Do fonts and quota limits matter for the printer spool?",
                  CharBackend(1550 + 900), **kwargs)
     assert other.kept == 0
+
+
+def test_the_next_best_parts_are_not_above_the_first_parts_level():
+    """A whole part of the book would show little more than its chapter titles: the next
+    best parts are chapters when the part asked about is a chapter."""
+    from docchat.outline import entries_of, other_parts, part_asked_about
+
+    secs = []
+    for p, chapters in (("I Basics", ("1 Start", "2 Files")), ("II Tools", ("3 Edit", "4 Mail"))):
+        for c in chapters:
+            for k in (1, 2):
+                i = len(secs)
+                secs.append(section(i, (p, c, f"{c[0]}.{k} Topic {i}"),
+                                    [("prose", FILLER, i + 1)]))
+    doc = document("book.pdf", secs)
+    rel = [{0: 1.0, 1: 0.5, 4: 0.9, 6: 0.8}]  # sections of 1 Start, 3 Edit and 4 Mail
+    first = part_asked_about([doc], rel, with_children=True)
+    names = [entries_of(doc)[ei].line.strip().split(" [")[0]
+             for _, ei in other_parts([doc], rel, first, 3)]
+    assert names == ["1 Start", "3 Edit", "4 Mail"]  # not "II Tools" (score 1.7)
