@@ -7,8 +7,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
 
+from ingest.document import OutlineLike
 from ingest.segment import has_cjk, plain_words
 
 logger = logging.getLogger(__name__)
@@ -279,12 +279,6 @@ def _edge_number(line: str, numbers: set[str]) -> bool:
     """True for a short line that starts or ends with this page's number: "2.5. Priorities 11"."""
     words = line.split()
     return 1 < len(words) <= 12 and (words[0] in numbers or words[-1] in numbers)
-
-
-class OutlineLike(Protocol):
-    title: str
-    level: int
-    page: int
 
 
 _NON_WORD = re.compile(r"[\W_]+")

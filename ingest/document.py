@@ -2,9 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 # Kinds of content a block or section can hold.
 KINDS = ("prose", "code", "table", "list", "heading")
+
+
+class OutlineLike(Protocol):
+    """A bookmark of a PDF's outline, as ingest.pdf reads it: title, depth (1 = top) and
+    1-based page."""
+    title: str
+    level: int
+    page: int
 
 
 @dataclass(frozen=True)

@@ -5,20 +5,13 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from ingest.document import Block, Page, Section
+from ingest.document import Block, OutlineLike, Page, Section
 
 logger = logging.getLogger(__name__)
 
 MAX_HEADING_CHARS = 100
 MAX_BLOCK_CHARS = 4000  # a prose paragraph longer than this is cut at a line end
-
-
-class OutlineLike(Protocol):
-    title: str
-    level: int
-    page: int
 
 
 @dataclass
