@@ -65,7 +65,7 @@ class RateMeter:
     def add(self, tokens: int, seconds: float, start: int = 0) -> None:
         if tokens < self.min_tokens or seconds <= 0:
             return
-        work = tokens * (1 + (start + tokens / 2) / self.span) if self.span else tokens
+        work = self.work(start, start + tokens)
         with self._lock:
             self._tokens = self._tokens * self.decay + work
             self._seconds = self._seconds * self.decay + seconds
