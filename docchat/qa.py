@@ -211,10 +211,13 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     dense = dense_ready(documents, embedding_store)
     if not dense:
         extra["embedder"] = None
+    def packed_for(budget: Budget) -> PackedContext:
+        return pack(documents, question, backend, history=history, search=search,
+                    max_new_tokens=max_new, history_turns=history_turns,
+                    context_window=budget.context_window, **extra)
+
     try:
-        packed = pack(documents, question, backend, history=history, search=search,
-                      max_new_tokens=max_new, history_turns=history_turns,
-                      context_window=budget.context_window, **extra)
+        packed = packed_for(budget)
     except ContextTooLong:
         if budget.prompt_budget is None:
             raise
@@ -226,9 +229,7 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
                         False)
         extra.pop("reuse_allowance", None)
         extra.pop("outline_window", None)
-        packed = pack(documents, question, backend, history=history, search=search,
-                      max_new_tokens=max_new, history_turns=history_turns,
-                      context_window=budget.context_window, **extra)
+        packed = packed_for(budget)
     evidence = find_evidence(documents, packed.sections, question)
     cancel = cancel or threading.Event()
     answer = Answer(cancel=cancel, backend=backend.name, model=backend.model, packed=packed,
