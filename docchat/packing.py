@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from itertools import islice, takewhile
+from typing import Callable, Iterator, Protocol, Sequence
 
 from docchat import prompts
 from docchat.backends import Message
@@ -585,14 +586,18 @@ def _to_grow(resolved: Sequence[tuple[int, int, Passage]],
     from every block they kept (a window that holds a kept block is covered by it)."""
     partial = {(i, pos): set(p.blocks) for i, pos, p in resolved if not p.complete}
     out = set()
-    best = windows[0][4] if windows else 0.0
-    for di, pos, first, last, sc in windows[:BREADTH_TOP]:
-        if sc < WINDOW_FLOOR * best:
-            break
+    for di, pos, first, last, _ in islice(_strong_windows(windows), BREADTH_TOP):
         kept = partial.get((di, pos))
         if kept is not None and not kept & set(range(first, last + 1)):
             out.add((di, pos))
     return out
+
+
+def _strong_windows(windows: Sequence[tuple[int, int, int, int, float]]
+                    ) -> Iterator[tuple[int, int, int, int, float]]:
+    """The best windows (best first) scoring at least WINDOW_FLOOR of the best one."""
+    best = windows[0][4] if windows else 0.0
+    return takewhile(lambda w: w[4] >= WINDOW_FLOOR * best, windows)
 
 
 def _window_positions(documents: Sequence[Document], windows: dict
@@ -762,9 +767,8 @@ class _Selection:
         the best one's score, in BREADTH_SHARE of each document's share; a window too long
         for what is left keeps its best blocks."""
         taken = 0
-        best = windows[0][4] if windows else 0.0
-        for di, p, first, last, sc in windows:
-            if taken >= BREADTH_TOP or sc < WINDOW_FLOOR * best:
+        for di, p, first, last, _ in _strong_windows(windows):
+            if taken >= BREADTH_TOP:
                 break
             d = self.documents[di]
             section = d.sections[p]
