@@ -62,11 +62,13 @@ discussed discussing covers covered covering deals dealing mentions mentioned
 # keeps its "sections", "设置章节标题" its 章节.
 _UNIT = r"(?:chapter|section|subsection|part|appendix|entry|topic)s?"
 _DOC = r"(?:manual|guide|user'?s guide|handbook|documentation|document|book|paper|article)"
+_WHICH_UNIT = rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b"
+_ORGANISED = r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b"
 STRUCTURE_PHRASES = re.compile("|".join([
-    rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b",
+    _WHICH_UNIT,
     rf"\b(?:its|their|the chapter'?s|the section'?s)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
     rf"\bwhat\s+(?:\w+\s+)?(?:sub)?{_UNIT}\s+(?:does|do|is|are)\b",
-    r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b",
+    _ORGANISED,
     r"\bwhat\s+does\s+it\s+(?:contain|cover|include|have)\b",
     rf"\b(?:the|this|that)\s+(?:[\w-]+\s+)?{_DOC}\b",
     r"(?:哪一|哪个|哪几|哪些|哪)(?:个)?(?:章|节|小节|部分|篇|部)",
@@ -78,9 +80,9 @@ STRUCTURE_PHRASES = re.compile("|".join([
 
 # The subset of those phrases that asks for structure (not just names the document).
 STRUCTURE_QUESTION = re.compile("|".join([
-    rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b",
+    _WHICH_UNIT,
     rf"\b(?:its|their)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
-    r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b",
+    _ORGANISED,
     r"(?:哪一|哪个|哪)(?:个)?(?:章|节|小节|部分|篇)",
     r"(?:哪些|哪几)(?:个)?(?:小节|节|章|部分)",
     r"各(?:小节|节|章)",
