@@ -363,21 +363,22 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
         from docchat.qa import Budget, followup_budget
         base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
                       False)
-        turn_kwargs = dict(kwargs)
+        def turn(question: str, history: list, passages) -> dict:
+            """pack()'s arguments for one turn: a follow-up of passages where given."""
+            if passages is None:
+                return kwargs
+            extra: dict = {}
+            got = followup_budget(docs, question, counter, history, 3, MAX_NEW, base,
+                                  passages, extra)
+            return dict(kwargs, **extra, context_window=got.context_window,
+                        previous_passages=passages)
+
         passages = None
-        for k in [*users, len(item.history)]:
-            question = item.history[k].content if k < len(item.history) else item.question
-            if passages is not None:
-                extra: dict = {}
-                got = followup_budget(docs, question, counter, item.history[:k], 3, MAX_NEW,
-                                      base, passages, extra)
-                turn_kwargs = dict(kwargs, **extra, context_window=got.context_window,
-                                   previous_passages=passages)
-            if k == len(item.history):
-                break
-            passages = pack(docs, question, counter, history=item.history[:k],
-                            **turn_kwargs).passages
-        kwargs = turn_kwargs
+        for k in users:
+            question, history = item.history[k].content, item.history[:k]
+            passages = pack(docs, question, counter, history=history,
+                            **turn(question, history, passages)).passages
+        kwargs = turn(item.question, item.history, passages)
     t = time.perf_counter()
     p = pack(docs, item.question, counter, history=item.history, **kwargs)
     return p, (time.perf_counter() - t) * 1000
