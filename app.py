@@ -13,23 +13,18 @@ from functools import partial  # noqa: E402
 
 import streamlit as st  # noqa: E402
 
-from docchat import (  # noqa: E402
-    chat,
-    citations,
-    embeddings,
-    evidence,
-    packing,
-    qa,
-    summary_ui,
-    uploads,
-)
+from docchat.answer import chat, qa  # noqa: E402
+from docchat.context import citations, embeddings, packing  # noqa: E402
+from docchat.library import uploads  # noqa: E402
+from docchat.ui import summaries as summary_ui  # noqa: E402
+from docchat.ui.render import evidence_markdown  # noqa: E402
 from docchat.config import Settings  # noqa: E402
 from docchat.errors import DocchatError, PasswordRequired  # noqa: E402
-from docchat.i18n import LANGUAGES, metrics_line, progress_fraction, progress_line, t  # noqa: E402
-from docchat.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
-from docchat.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
-from docchat.resources import load_backend, run_page  # noqa: E402
-from docchat.store import SessionStore  # noqa: E402
+from docchat.ui.i18n import LANGUAGES, metrics_line, progress_fraction, progress_line, t  # noqa: E402
+from docchat.answer.presets import GENERATION_FIELDS, PRESETS  # noqa: E402
+from docchat.ui.render import escape_text, safe_markdown, streaming_markdown  # noqa: E402
+from docchat.ui.resources import load_backend, run_page  # noqa: E402
+from docchat.library.store import SessionStore  # noqa: E402
 
 logger = logging.getLogger("docchat.app")
 REMOTE = False  # the backend is an HTTP server: it does not report how far it has read
@@ -54,7 +49,7 @@ def document(db: str, doc_id: int):
 def warm_words() -> threading.Thread:
     """Load jieba's dictionary (1-2 s) and the bilingual dictionary (1 s cached, ~10 s the
     first time) in the background once, not in the first question's packing or evidence."""
-    from docchat import dictionary
+    from docchat.context import dictionary
     from ingest.segment import cut_words
 
     def load() -> None:
@@ -106,7 +101,7 @@ def show_answer(text: str, status: str, metrics: dict, docs: list) -> None:
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
     if metrics.get("evidence"):  # what was on screen while the model read, kept collapsed
         with st.expander(q("evidence"), icon=":material/format_quote:"):
-            st.markdown(evidence.markdown(metrics["evidence"]))
+            st.markdown(evidence_markdown(metrics["evidence"]))
 
 
 def live_text(g: chat.Generation) -> str:
@@ -126,7 +121,7 @@ def live_text(g: chat.Generation) -> str:
 def show_evidence(g: chat.Generation) -> None:
     """The packed sections' best sentences, shown as soon as packing is done."""
     with st.expander(q("evidence"), expanded=True, icon=":material/format_quote:"):
-        st.markdown(evidence.markdown(g.evidence) if g.evidence else q("evidence_none"))
+        st.markdown(evidence_markdown(g.evidence) if g.evidence else q("evidence_none"))
 
 
 def show_live(g: chat.Generation, docs: list) -> None:

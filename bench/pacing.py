@@ -29,8 +29,8 @@ import statistics
 import time
 
 from docchat.backends import GenerationRequest, Message, get_backend
-from docchat.pacing import Pacer, split_words
-from docchat.presets import get_preset
+from docchat.answer.pacing import Pacer, split_words
+from docchat.answer.presets import get_preset
 
 PROMPT = (
     "Write a few short paragraphs about how rivers shape the land. Use full sentences, "

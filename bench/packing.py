@@ -53,11 +53,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docchat import prompts
+from docchat.context import prompts
 from docchat.backends import Message
 from docchat.config import Settings
-from docchat.packing import pack
-from docchat.store import SessionStore
+from docchat.context.packing import pack
+from docchat.library.store import SessionStore
 from ingest import load_document
 from ingest.tokens import count_tokens as cl100k_tokens
 
@@ -360,7 +360,7 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
         kwargs["embedder"] = None
     users = [k for k, m in enumerate(item.history) if m.role == "user"]
     if previous and users and "previous_passages" in PACK_PARAMS:
-        from docchat.qa import Budget, followup_budget
+        from docchat.answer.qa import Budget, followup_budget
         base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
                       False)
         def turn(question: str, history: list, passages) -> dict:
@@ -441,7 +441,7 @@ def main() -> None:
                     help="list docchat's misses (never those of the test half or the fresh "
                          "set: tuning stays blind to them)")
     args = ap.parse_args()
-    from docchat import embeddings
+    from docchat.context import embeddings
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
@@ -618,7 +618,7 @@ def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
     then the median of 5 warm packs per budget."""
     doc = lib.get(path)
     item = Item("timing", "t", "verbatim", [], "How do I set a breakpoint in a function?", [], [])
-    from docchat import embeddings
+    from docchat.context import embeddings
     fresh = getattr(embeddings, "Embedder", None)
     first = None
     if fresh is not None and "embedder" in PACK_PARAMS:

@@ -1,7 +1,7 @@
 """Responsiveness bench: evidence, first token, cache reuse and Stop on the default backend.
 
 On the bundled SmolLM2 (llama.cpp) and a 100+ page document from ../shared/corpus, as a user
-of the app would meet them (docchat.qa.ask, preset raw, the default first-token target):
+of the app would meet them (docchat.answer.qa.ask, preset raw, the default first-token target):
 1. a first question and three follow-ups, each passing the previous answer's packed sections
    on (the app does the same): time from the question to the evidence, to the first answer
    token, prompt tokens new vs reused, prefill time, the budget used;
@@ -39,13 +39,13 @@ import threading
 import time
 from pathlib import Path
 
-from docchat import embeddings
+from docchat.context import embeddings
 from docchat.backends import GenerationRequest, Message
 from docchat.config import Settings
-from docchat.library import ingest_path
-from docchat.packing import prefix_messages
-from docchat.qa import ask, choose_budget
-from docchat.store import SessionStore
+from docchat.library.documents import ingest_path
+from docchat.context.packing import prefix_messages
+from docchat.answer.qa import ask, choose_budget
+from docchat.library.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

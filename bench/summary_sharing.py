@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from docchat.backends import GenerationRequest, Message, get_backend  # noqa: E402
 from docchat.config import Settings  # noqa: E402
-from docchat.store import SessionStore  # noqa: E402
-from docchat.summary_jobs import RunOptions, SummaryJobs  # noqa: E402
+from docchat.library.store import SessionStore  # noqa: E402
+from docchat.summaries.jobs import RunOptions, SummaryJobs  # noqa: E402
 
 QUESTION = [Message("system", "You answer briefly."),
             Message("user", "In one sentence: what is a software licence?")]

@@ -8,15 +8,15 @@ from __future__ import annotations
 import importlib
 
 _API = {
-    "ask": "docchat.qa",
+    "ask": "docchat.answer.qa",
     "get_backend": "docchat.backends",
     "GenerationRequest": "docchat.backends",
     "Message": "docchat.backends",
     "Settings": "docchat.config",
     "DocchatError": "docchat.errors",
-    "SessionStore": "docchat.store",
-    "summarize_document": "docchat.summarize",
-    "summarize_folder": "docchat.batch",
+    "SessionStore": "docchat.library.store",
+    "summarize_document": "docchat.summaries.summarize",
+    "summarize_folder": "docchat.summaries.batch",
     "load_document": "ingest",
 }
 

@@ -1,6 +1,6 @@
 """Work that pages poll: a version bumped at every change, and an event once it is final.
 
-A chat answer (docchat.chat.Generation) and a summary run (docchat.summary_jobs.SummaryJob)
+A chat answer (docchat.answer.chat.Generation) and a summary run (docchat.summaries.jobs.SummaryJob)
 both run in a background thread while any number of page runs wait for their next change.
 """
 from __future__ import annotations

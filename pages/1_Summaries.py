@@ -8,16 +8,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from docchat import summary_ui as ui
-from docchat import uploads
-from docchat.batch import StoredDocument, zip_summaries
+from docchat.ui import summaries as ui
+from docchat.library import uploads
+from docchat.summaries.batch import StoredDocument, zip_summaries
 from docchat.config import Settings
 from docchat.errors import DocchatError
-from docchat.i18n import LANGUAGES
-from docchat.render import escape_text
-from docchat.resources import load_backend, run_page
-from docchat.store import SessionStore
-from docchat.summary_files import (
+from docchat.ui.i18n import LANGUAGES
+from docchat.ui.render import escape_text
+from docchat.ui.resources import load_backend, run_page
+from docchat.library.store import SessionStore
+from docchat.summaries.files import (
     FolderRefused,
     collections,
     folder_documents,
@@ -25,7 +25,7 @@ from docchat.summary_files import (
     run_folder,
     subfolders,
 )
-from docchat.summary_jobs import RunOptions, run_concurrency
+from docchat.summaries.jobs import RunOptions, run_concurrency
 
 logger = logging.getLogger("docchat.summaries_page")
 st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")

@@ -23,7 +23,7 @@ import pytest
 from sqlite_utils import Database
 
 from docchat.backends.echo import EchoBackend
-from docchat.store import SessionStore
+from docchat.library.store import SessionStore
 
 DATA = Path(__file__).parent / "data"
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

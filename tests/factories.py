@@ -158,7 +158,7 @@ def scripted_app(monkeypatch) -> Iterator[None]:
     the cached resources start empty; afterwards the summary runs still going are stopped."""
     import streamlit as st
 
-    from docchat import summary_ui
+    from docchat.ui import summaries as summary_ui
     from docchat.backends import BACKENDS
     from docchat.config import Settings
 

@@ -6,7 +6,7 @@ import shutil
 from click.testing import CliRunner
 
 from docchat.cli import cli
-from docchat.store import SessionStore
+from docchat.library.store import SessionStore
 
 
 def run(*args):

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 from factories import Interrupting, RecordingBackend
 
-from docchat.cli_summarize import summarize_command
+from docchat.cli.summarize import summarize_command
 from docchat.config import Settings
-from docchat.store import SessionStore
+from docchat.library.store import SessionStore
 
 DATA = Path(__file__).parent / "data" / "summarize"
 

@@ -42,7 +42,7 @@ def test_embedder_ingest_processes_and_ocr_switches():
 
 
 def test_embedder_off_switches_the_default_embedder_off(monkeypatch):
-    from docchat import embeddings
+    from docchat.context import embeddings
 
     monkeypatch.setattr(embeddings.DEFAULT, "switched_on", True)
     assert embeddings.configure(Settings.from_env({"DOCCHAT_EMBEDDER": "off"})) is \
@@ -54,9 +54,9 @@ def test_embedder_off_switches_the_default_embedder_off(monkeypatch):
 
 def test_ingest_settings_reach_load_document(monkeypatch, tmp_path):
     import ingest
-    from docchat import library
-    from docchat.store import SessionStore
-    from docchat.uploads import ingest_upload
+    from docchat.library import documents as library
+    from docchat.library.store import SessionStore
+    from docchat.library.uploads import ingest_upload
     from ingest import parallel
 
     seen = []

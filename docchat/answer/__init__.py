@@ -1,0 +1,1 @@
+"""Answering a question: qa.ask, pacing, presets, metrics, background chat answers."""

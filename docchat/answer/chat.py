@@ -1,0 +1,304 @@
+"""Answers generated in background threads, saved to SQLite while they stream.
+
+A page starts a Generation and polls it; the Generation outlives the page, so a closed tab,
+a reload or a Stop loses nothing: a saver thread writes the text shown so far at least every
+``save_interval`` seconds (status "streaming"), and the end writes the whole answer with its
+metrics and status ("done", "stopped" or "error").
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable, Iterator, Sequence
+
+from sqlite_utils.db import NotFoundError
+
+from docchat.backends import Message
+from docchat.errors import DocchatError
+from docchat.watch import Watched
+
+logger = logging.getLogger(__name__)
+
+GENERIC_ERROR = "Something went wrong while answering; try again, and see the server log."
+
+# Builds the answer: (cancel event, queue callback) -> an iterable Answer (docchat.answer.qa.Answer).
+AnswerFactory = Callable[[threading.Event, Callable[[int], None]], object]
+
+
+class Generation(Watched):
+    """One answer in flight: its text so far, its state, and a condition to wait on."""
+
+    def __init__(self, session_id: str, turn_id: int, question: str, owner: str = "") -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.turn_id = turn_id
+        self.question = question
+        self.owner = owner  # the browser session that asked
+        self.submitted_at = time.perf_counter()
+        self.text = ""
+        self.status = "queued"  # queued -> streaming -> done | stopped | error
+        self.ahead: int | None = None  # answers ahead in the backend's queue
+        self.progress = None  # the backend's latest PrefillProgress while it reads the prompt
+        self.evidence: list[dict] = []  # the packed sections' best sentences (evidence.py)
+        self.evidence_at: float | None = None
+        self.metrics: dict = {}
+        self.error: str | None = None
+        self.sources: list[dict] = []
+        self.cancel = threading.Event()
+        self.answer = None
+        self.stop_requested = False
+        self._stop_saving = threading.Event()
+        # Timings (perf_counter seconds / ms), for metrics["app"].
+        self.first_chunk_at: float | None = None
+        self.backend_called_ms: float | None = None  # asked -> backend.stream() called
+        self.backend_ttft_ms: float | None = None  # backend's own first token, queue excluded
+
+    def stop(self) -> None:
+        """Cancel the backend; the text shown so far is kept, marked as stopped."""
+        self.stop_requested = True
+        self.cancel.set()
+        if self.answer is not None:
+            self.answer.stop()
+        self._bump()
+
+    def _bump(self, **changes) -> None:
+        with self._cond:
+            for k, v in changes.items():
+                setattr(self, k, v)
+            self._changed()
+
+    def _on_queue(self, ahead: int) -> None:
+        self._bump(ahead=ahead)
+
+    def _on_progress(self, progress) -> None:
+        self._bump(progress=progress)
+
+    def run(self, make_answer: AnswerFactory, open_store: Callable[[], object],
+            save_interval: float = 0.5, on_end: Callable[["Generation"], None] | None = None,
+            sources: Callable[[str, object], list[dict]] | None = None) -> None:
+        """Produce the answer (in the calling thread), saving as it grows; never raises."""
+        saver = threading.Thread(target=self._save_loop, args=(open_store, save_interval),
+                                 name=f"docchat-save-{self.turn_id}", daemon=True)
+        saver.start()
+        status, error, metrics = "done", None, {}
+        answer = None
+        try:
+            answer = make_answer(self.cancel, self._on_queue)
+            self.answer = answer
+            if hasattr(answer, "on_progress"):
+                answer.on_progress = self._on_progress  # set before the backend is called
+            found = getattr(answer, "evidence", None)
+            if found is not None:
+                self._bump(evidence=[e.to_dict() for e in found],
+                           evidence_at=time.perf_counter())
+            if self.stop_requested:
+                answer.stop()
+            for chunk in answer:
+                if self.status != "streaming":
+                    self._bump(status="streaming", ahead=0, first_chunk_at=time.perf_counter())
+                self._bump(text=self.text + chunk)
+            metrics = dict(answer.metrics or {})
+            status = "stopped" if (answer.stopped or self.stop_requested) else "done"
+        except DocchatError as e:
+            status, error = "error", str(e)
+        except Exception:  # a thread boundary: log it, show the user a short message
+            logger.exception("answer for session %s failed", self.session_id)
+            status, error = "error", GENERIC_ERROR
+        finally:
+            if status == "error" and self.stop_requested:  # a cut-off stream after Stop
+                status, error = "stopped", None
+            if not metrics and answer is not None and answer.metrics:
+                metrics = dict(answer.metrics)  # what was measured before the error
+            metrics["app"] = self._timings()
+            if error:
+                metrics["error"] = error
+            try:
+                if sources is not None and self.text:
+                    self.sources = sources(self.text, getattr(answer, "packed", None))
+                    metrics["sources"] = self.sources
+            except Exception:  # the answer must still be saved and the page released
+                logger.exception("finding the sources of answer %s failed", self.turn_id)
+            self._finish(open_store, status, error, metrics, saver)
+            if on_end is not None:
+                on_end(self)
+
+    def _timings(self) -> dict:
+        first = self.first_chunk_at
+        shown = self.evidence_at
+        return {"first_chunk_ms": None if first is None else
+                round((first - self.submitted_at) * 1000, 3),
+                "evidence_ms": None if shown is None else
+                round((shown - self.submitted_at) * 1000, 3),
+                "backend_called_ms": self.backend_called_ms,
+                "backend_ttft_ms": self.backend_ttft_ms}
+
+    def _save_loop(self, open_store: Callable[[], object], interval: float) -> None:
+        store, saved = None, ""
+        while not self._stop_saving.wait(interval):
+            text = self.text
+            if text != saved:
+                store = store or open_store()
+                _save(store, self.turn_id, content=text, status="streaming")
+                saved = text
+
+    def _finish(self, open_store, status, error, metrics, saver: threading.Thread) -> None:
+        self._stop_saving.set()  # the saver must not write "streaming" after the final state
+        saver.join(10)  # a write in progress ends in milliseconds; never wait forever
+        if saver.is_alive():
+            logger.warning("answer %s: the saver thread is still writing", self.turn_id)
+        try:
+            _save(open_store(), self.turn_id, content=self.text, status=status, metrics=metrics)
+            logger.info("answer %s: %s, %d characters", self.turn_id, status, len(self.text))
+        finally:
+            with self._cond:
+                self.status, self.error, self.metrics = status, error, metrics
+                self._finished.set()
+                self._changed()
+
+
+def _save(store, turn_id: int, **changes) -> None:
+    try:
+        store.update_turn(turn_id, **changes)
+    except NotFoundError:  # the session was deleted while its answer was written
+        logger.info("answer %s: its session was deleted; not saved", turn_id)
+
+
+class Generations:
+    """Answers in flight in this process, one per chat session."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_session: dict[str, Generation] = {}
+
+    def get(self, session_id: str | None) -> Generation | None:
+        with self._lock:
+            return self._by_session.get(session_id) if session_id else None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._by_session)
+
+    def start(self, generation: Generation, make_answer: AnswerFactory,
+              open_store: Callable[[], object], save_interval: float = 0.5,
+              sources: Callable[[str, object], list[dict]] | None = None) -> Generation:
+        """Run generation in a daemon thread; it leaves the registry once saved."""
+        with self._lock:
+            current = self._by_session.get(generation.session_id)
+            if current is not None and not current.done:
+                raise DocchatError("An answer is still being written in this session; "
+                                   "wait for it or press Stop.")
+            self._by_session[generation.session_id] = generation
+        thread = threading.Thread(
+            target=generation.run, name=f"docchat-answer-{generation.turn_id}", daemon=True,
+            args=(make_answer, open_store, save_interval, self._remove, sources))
+        thread.start()
+        return generation
+
+    def _remove(self, generation: Generation) -> None:
+        with self._lock:
+            if self._by_session.get(generation.session_id) is generation:
+                del self._by_session[generation.session_id]
+
+
+def history_messages(turns: Sequence) -> list[Message]:
+    """Earlier turns as chat messages: answered ones only, errors and empty answers left out."""
+    out: list[Message] = []
+    for t in turns:
+        if t.status == "error" or not t.content.strip():
+            continue
+        out.append(Message(t.role, t.content))
+    return out
+
+
+def follow(generation: Generation, poll: float = 0.1) -> Iterator[Generation]:
+    """Yield the generation whenever it changes, and every poll seconds, until it ends."""
+    version = -1
+    while True:
+        version = generation.wait(version, poll)
+        yield generation
+        if generation.done:
+            return
+
+
+class TimedBackend:
+    """A backend seen through a window that notes when its stream started and first spoke."""
+
+    def __init__(self, backend, generation: Generation) -> None:
+        self._backend = backend
+        self._generation = generation
+
+    def __getattr__(self, name: str):
+        return getattr(self._backend, name)
+
+    def stream(self, request):
+        """The backend's stream; records its own time to first token (queue wait excluded)."""
+        called = time.perf_counter()
+        try:
+            yield from self._backend.stream(request)
+        finally:
+            stats = request.stats
+            if stats.first_token_at is not None:
+                self._generation.backend_ttft_ms = round(
+                    (stats.first_token_at - called) * 1000 - (stats.queue_ms or 0.0), 3)
+            self._generation.backend_called_ms = round(
+                (called - self._generation.submitted_at) * 1000, 3)
+
+
+def answer_factory(documents: Sequence, question: str, backend, history: Sequence[Message],
+                   preset: str, overrides: dict, db_path: str,
+                   started_at: float | None = None, history_turns: int = 3,
+                   ttft_target: float | None = None, whole_window: bool = False,
+                   previous_sections: Sequence | None = None) -> AnswerFactory:
+    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread."""
+    doc_ids = [d.id for d in documents]
+
+    def make(cancel: threading.Event, on_queue: Callable[[int], None]):
+        from docchat.answer.qa import ask
+        from docchat.library.store import SessionStore
+
+        local = threading.local()  # SQLite connections belong to the thread that opened them
+
+        def opened() -> SessionStore:
+            if getattr(local, "store", None) is None:
+                local.store = SessionStore.open(db_path)
+            return local.store
+
+        class Search:  # the store's sections and windows, through this thread's connection
+            def __call__(self, query: str):
+                return opened().searcher(doc_ids)(query)
+
+            def windows(self, query: str):
+                return opened().searcher(doc_ids).windows(query)
+
+        search = Search()
+
+        vectors = opened() if hasattr(SessionStore, "put_embeddings") else None
+        return ask(list(documents), question, backend, history=list(history), preset=preset,
+                   overrides=overrides or None, search=search, cancel=cancel,
+                   on_queue=on_queue, started_at=started_at, history_turns=history_turns,
+                   ttft_target=ttft_target, whole_window=whole_window,
+                   previous_sections=previous_sections, embedding_store=vectors)
+
+    return make
+
+
+def previous_sections(turns: Sequence) -> list[tuple] | None:
+    """The sections packed for the last answered turn (kept in its metrics), for the packer
+    to keep first so the backend's cache of that prompt is reused."""
+    for t in reversed(turns):
+        if t.role == "assistant" and t.status != "error" and (t.metrics or {}).get("sections"):
+            # With the kept blocks (doc, section, blocks) where stored: qa.ask keeps them as is.
+            return [tuple(s) for s in (t.metrics.get("passages") or t.metrics["sections"])]
+    return None
+
+
+def source_finder(documents: Sequence) -> Callable[[str, object], list[dict]]:
+    """Maps a finished answer's text to its cited pages, using the pages the model saw."""
+    from docchat.context.citations import find_sources, to_dicts
+
+    def find(text: str, packed) -> list[dict]:
+        pages = getattr(packed, "pages", None)
+        return to_dicts(find_sources(text, documents, pages))
+
+    return find

@@ -1,0 +1,1 @@
+"""What the model is given: retrieval, outline, passages, packing, evidence, prompts, citations."""

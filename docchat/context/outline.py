@@ -1,0 +1,292 @@
+"""The compact outline of each document: heading paths with page markers, all levels when
+they fit, else the top levels first, deepened where the question's hits are."""
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Sequence
+
+from docchat.context.passages import Counter, page_marker
+from docchat.context.retrieval import STOPWORDS, index_terms
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Entry:
+    depth: int
+    line: str
+    start: int  # position of the first section under this heading
+    end: int  # position after the last section under it
+
+
+@dataclass(frozen=True)
+class Outline:
+    text: str
+    tokens: int
+    dropped: int  # headings left out
+    entries: tuple[tuple[Entry, ...], ...]  # per document
+    chosen: tuple[tuple[int, ...], ...]  # per document: indexes into entries, by priority
+    headers: tuple[str, ...]
+
+    def smaller(self) -> "Outline | None":
+        """The outline without its lowest-priority half (then empty; then None)."""
+        if any(self.chosen):
+            chosen = tuple(c[: len(c) // 2] for c in self.chosen)
+            return _render(self.entries, chosen, self.headers, None)
+        if self.text:
+            return Outline("", 0, self.dropped, self.entries, self.chosen, self.headers)
+        return None
+
+
+_CACHE: dict[int, tuple[Document, tuple[Entry, ...]]] = {}
+
+
+def entries_of(doc: Document) -> tuple[Entry, ...]:
+    """An entry for every distinct heading path prefix, in document order (cached)."""
+    hit = _CACHE.get(id(doc))
+    if hit is not None and hit[0] is doc and hit[1] and hit[1][-1].end <= len(doc.sections):
+        return hit[1]
+    if len(_CACHE) >= 16:
+        _CACHE.pop(next(iter(_CACHE)))
+    entries = _entries(doc)
+    _CACHE[id(doc)] = (doc, entries)
+    return entries
+
+
+def _entries(doc: Document) -> tuple[Entry, ...]:
+    out: list[list] = []
+    open_: dict[tuple[str, ...], int] = {}
+    for pos, s in enumerate(doc.sections):
+        for k in range(1, len(s.heading_path) + 1):
+            path = s.heading_path[:k]
+            if path in open_:
+                out[open_[path]][3] = pos + 1
+                continue
+            open_[path] = len(out)
+            line = "  " * (k - 1) + f"{path[-1]} {page_marker(doc, s.page_start)}"
+            out.append([k, line, pos, pos + 1])
+    return tuple(Entry(*e) for e in out)
+
+
+def build_outline(documents: Sequence[Document], counter: Counter, budget: int,
+                  relevance: Sequence[dict[int, float]] | None = None) -> Outline:
+    """The outline of every document within budget tokens: shallow levels first, then the
+    deeper headings over the sections most relevant to the question (relevance: per
+    document, section position -> score)."""
+    entries = tuple(entries_of(d) for d in documents)
+    headers = tuple(f"{d.name} ({len(d.pages)} pages)" for d in documents)
+    cost = sum(counter.text(h) + 2 for h in headers)
+    ranked = []  # (depth, -relevance, share of the document before it, doc, entry index)
+    for di, es in enumerate(entries):
+        rel = relevance[di] if relevance else {}
+        hits = sorted(rel)
+        for ei, e in enumerate(es):
+            score = 0.0
+            if hits and e.depth > 1:
+                lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
+                score = max((rel[hits[k]] for k in range(lo, hi)), default=0.0)
+            # Top-level headings of several documents interleave by position.
+            key = (e.depth, 0.0, ei / len(es)) if score == 0 else (1.5, -score, 0.0)
+            ranked.append((*key, di, ei))
+    ranked.sort()
+    chosen: list[list[int]] = [[] for _ in documents]
+    for depth, _, _, di, ei in ranked:
+        c = counter.text(entries[di][ei].line) + 1
+        if cost + c > budget:
+            if depth >= 2:
+                continue
+            break
+        cost += c
+        chosen[di].append(ei)
+    return _render(entries, tuple(tuple(c) for c in chosen), headers, counter)
+
+
+def _render(entries, chosen, headers, counter: Counter | None) -> Outline:
+    parts, dropped = [], 0
+    for es, picked, head in zip(entries, chosen, headers):
+        keep = set(picked)
+        lines = [f"- {head}"]
+        gap = 0
+        for ei, e in enumerate(es):
+            if ei in keep:
+                if gap and e.depth == 1:
+                    lines.append(f"[… {gap} more headings]")
+                    gap = 0
+                lines.append(e.line)
+            else:
+                gap += 1
+                dropped += 1
+        if gap:
+            lines.append(f"[… {gap} more headings]")
+        parts.append("\n".join(lines))
+    text = "\n".join(parts)
+    tokens = counter.text(text) if counter is not None else 0
+    return Outline(text, tokens, dropped, entries, chosen, headers)
+
+
+PART_TOP = 3  # a part (heading) scores as the sum of its best sections' scores
+PART_ALPHA = 0.6  # the part asked about: the smallest one scoring this share of the best
+
+
+def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
+    """Score of each heading (entry) of doc for the question: the sum of the PART_TOP best
+    section scores under it (relevance: section position -> score)."""
+    hits = sorted(relevance)
+    out = []
+    for e in entries_of(doc):
+        lo, hi = bisect_left(hits, e.start), bisect_left(hits, e.end)
+        best = sorted((relevance[hits[k]] for k in range(lo, hi)), reverse=True)[:PART_TOP]
+        out.append(sum(best))
+    return out
+
+
+def title_terms(title: str) -> set[str]:
+    """A heading title's search words (stemmed as the index), without numbers and
+    function words: "10.2 Backup and recovery" -> {"backup", "recoveri"}."""
+    return {t for t in index_terms(title) if not t.isdigit() and t not in STOPWORDS}
+
+
+def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+               named: set[str], with_children: bool = False) -> tuple[int, int] | None:
+    """(document, entry) of the heading the question names by its title: all of its title
+    words among named (the question's search words, stemmed; translations included). The
+    title with most words first, then the part's score; a one-word title only over the
+    question's hits. None if none. (A share of the words was tried: "debian 目录下的其他
+    文件" then stood for "debian 目录中的必需内容" on a question about the essential files.)"""
+    if not named:
+        return None
+    best, found = None, None
+    for di, (d, rel) in enumerate(zip(documents, relevance)):
+        es = entries_of(d)
+        scores = part_scores(d, rel)
+        for ei, e in enumerate(es):
+            if with_children and not _has_children(es, ei):
+                continue
+            words = title_terms(d.sections[e.start].heading_path[e.depth - 1])
+            hit = len(words & named)
+            if not words or hit < len(words) or (hit == 1 and scores[ei] <= 0):
+                continue
+            key = (hit, scores[ei])
+            if best is None or key > best:
+                best, found = key, (di, ei)
+    return found
+
+
+def _has_children(es: Sequence[Entry], ei: int) -> bool:
+    return (ei + 1 < len(es) and es[ei + 1].depth > es[ei].depth
+            and es[ei + 1].start < es[ei].end)
+
+
+def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+                     with_children: bool = False, named: set[str] | None = None
+                     ) -> tuple[int, int] | None:
+    """(document, entry) of the part of the documents the question is about: the heading
+    it names by title (named_part, when named is given), else of the headings scoring at
+    least PART_ALPHA of the best one (headings over the question's best sections), the one
+    over the fewest sections. with_children: only headings with headings under them. None
+    without hits."""
+    if named:
+        found = named_part(documents, relevance, named, with_children)
+        if found is not None:
+            return found
+    scored = []
+    for di, (d, rel) in enumerate(zip(documents, relevance)):
+        if not rel:
+            continue
+        es = entries_of(d)
+        for ei, sc in enumerate(part_scores(d, rel)):
+            if sc <= 0:
+                continue
+            if with_children and not _has_children(es, ei):
+                continue
+            scored.append((sc, di, ei))
+    if not scored:
+        return None
+    top = max(sc for sc, _, _ in scored)
+    near = [(entries_of(documents[di])[ei], sc, di, ei)
+            for sc, di, ei in scored if sc >= PART_ALPHA * top]
+    e, _, di, ei = min(near, key=lambda x: (x[0].end - x[0].start, -x[1], -x[0].depth))
+    return di, ei
+
+
+def subtree(doc: Document, ei: int) -> list[int]:
+    """Entry ei and the entries under it (indexes into entries_of(doc))."""
+    es = entries_of(doc)
+    top = es[ei]
+    k = ei + 1
+    while k < len(es) and es[k].start < top.end and es[k].depth > top.depth:
+        k += 1
+    return list(range(ei, k))
+
+
+STRUCTURE_PARTS = 3  # parts a question about structure gets the sub-outlines of
+
+
+def other_parts(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+                first: tuple[int, int], n: int) -> list[tuple[int, int]]:
+    """first, then up to n - 1 more parts with headings under them, best part score first,
+    none inside or around one already taken, none above first's level (a whole part of the
+    book shows little more than its chapter titles)."""
+    out = [first]
+    depth = entries_of(documents[first[0]])[first[1]].depth
+    scored = sorted(((sc, di, ei) for di, (d, rel) in enumerate(zip(documents, relevance))
+                     for ei, sc in enumerate(part_scores(d, rel) if rel else ())
+                     if sc > 0 and _has_children(entries_of(d), ei)), reverse=True)
+    for _, di, ei in scored:
+        if len(out) >= n:
+            break
+        e = entries_of(documents[di])[ei]
+        apart = all(dj != di or not _overlap(e, entries_of(documents[dj])[ej]) for dj, ej in out)
+        if e.depth >= depth and apart:
+            out.append((di, ei))
+    return out
+
+
+def _overlap(a: Entry, b: Entry) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+def focus_outline(documents: Sequence[Document], counter: Counter, budget: int,
+                  relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
+                  named: set[str] | None = None, parts: int = 1) -> str:
+    """The whole sub-outline, with pages, of the part the question is about (see
+    part_asked_about: a chapter, or a section with subsections), its deepest levels left
+    out first when it does not fit budget tokens; empty when there is no such part or the
+    outline shown already holds all of it. parts > 1 (a question about the documents'
+    structure: "which chapter ..., and what are its sections?"): the next best parts
+    follow (other_parts), each within what the budget has left; a question asked by
+    content often scores the right chapter second or third."""
+    found = part_asked_about(documents, relevance, with_children=True, named=named)
+    if found is None or budget <= 0:
+        return ""
+    chosen = other_parts(documents, relevance, found, parts) if parts > 1 else [found]
+    texts: list[str] = []
+    left = budget
+    for di, ei in chosen:
+        text = _sub_outline(documents[di], ei, counter, left, shown.chosen[di] if shown else None)
+        if text:
+            texts.append(text)
+            left -= counter.text(text) + 1
+    return "\n".join(texts)
+
+
+def _sub_outline(doc: Document, ei: int, counter: Counter, budget: int,
+                 shown: Sequence[int] | None) -> str:
+    es = entries_of(doc)
+    top = es[ei]
+    sub = subtree(doc, ei)
+    if budget <= 0 or (shown is not None and set(sub) <= set(shown)):
+        return ""
+    path = doc.sections[top.start].heading_path[: top.depth]
+    marker = page_marker(doc, doc.sections[top.start].page_start)
+    head = f"- {doc.name}: {' > '.join(path)} {marker}"
+    cut = "  " * (top.depth - 1)
+    for deepest in range(max(es[j].depth for j in sub), top.depth - 1, -1):
+        lines = [head] + [es[j].line[len(cut):] for j in sub[1:] if es[j].depth <= deepest]
+        text = "\n".join(lines)
+        if counter.text(text) <= budget:
+            return text
+    return ""

@@ -1,0 +1,376 @@
+"""Query building and scoring: queries from the question and the conversation, translated
+through CC-CEDICT where a document is in the other language, an in-memory BM25 that ranks like
+the store's FTS5 index (same words, same stemming, same formula), and block scoring
+inside one section."""
+from __future__ import annotations
+
+import logging
+import math
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterable, Protocol, Sequence
+
+from docchat.context import dictionary
+from docchat.library.windows import (  # noqa: F401 (re-exported)
+    WINDOW_CHARS,
+    WindowHit,
+    section_windows,
+    window_text,
+)
+from ingest.document import Block, Document, Section
+from ingest.segment import has_cjk, terms
+
+logger = logging.getLogger(__name__)
+
+# FTS5's bm25() constants and the store's column weights (heading 3.0, body 1.0).
+K1, B = 1.2, 0.75
+HEADING_WEIGHT, BODY_WEIGHT = 3.0, 1.0
+
+
+class Hit(Protocol):
+    doc_id: object
+    section: int
+    score: float
+
+
+SearchFn = Callable[[str], Sequence[Hit]]
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    doc_id: object  # Document.id, or the document's position when it has none
+    section: int
+    score: float
+
+
+# Question words and function words that carry no topic. Chinese entries are jieba words.
+STOPWORDS = frozenset("""
+a an the and or of to in on at for from by with about as is are was were be been being do does
+did doing have has had it its this that these those there here what which who whom whose when
+where why how can could should would will shall may might must i me my we our you your he she
+they them their his her not no yes if then than so too very just also any some each every all
+both more most other such only own same into over under again further once please tell explain
+describe show give list say said one ones thing things way ways use used using get does isn
+whats hows wheres explains explained explaining describes described describing discusses
+discussed discussing covers covered covering deals dealing mentions mentioned
+的 了 是 在 和 与 或 及 吗 呢 吧 啊 么 什么 怎么 怎样 如何 哪些 哪个 哪 为什么 为何
+是否 可以 能 能否 请 请问 一下 这 那 这个 那个 这些 那些 有 没有 有没有 中 里 上 下 对
+把 被 给 让 我 你 他 她 它 我们 你们 他们 要 会 就 都 也 还 又 并 而 及其 以及 其 之 所
+等 说 讲 介绍 说明 告诉 关于 一个 一种 使用 用
+""".split())
+
+# How a question asks about a document's structure or refers to the document itself: "which
+# chapter ... and what are its sections?", "in the beamer guide", "哪一章讲……？有哪些节？".
+# These words name no topic, and in a manual they match the pages that talk about its own
+# chapters ("How to Read this User's Guide"). Only the phrases go: "how do I number sections"
+# keeps its "sections", "设置章节标题" its 章节.
+_UNIT = r"(?:chapter|section|subsection|part|appendix|entry|topic)s?"
+_DOC = r"(?:manual|guide|user'?s guide|handbook|documentation|document|book|paper|article)"
+_WHICH_UNIT = rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b"
+_ORGANISED = r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b"
+STRUCTURE_PHRASES = re.compile("|".join([
+    _WHICH_UNIT,
+    rf"\b(?:its|their|the chapter'?s|the section'?s)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
+    rf"\bwhat\s+(?:\w+\s+)?(?:sub)?{_UNIT}\s+(?:does|do|is|are)\b",
+    _ORGANISED,
+    r"\bwhat\s+does\s+it\s+(?:contain|cover|include|have)\b",
+    rf"\b(?:the|this|that)\s+(?:[\w-]+\s+)?{_DOC}\b",
+    r"(?:哪一|哪个|哪几|哪些|哪)(?:个)?(?:章|节|小节|部分|篇|部)",
+    r"(?:有|分|包括|包含)?(?:哪些|哪几)(?:个)?(?:小节|节|章|部分|内容)",
+    r"各(?:小节|节|章|部分)",
+    r"(?:手册|文档|指南|文件)(?:里|中|内)",
+]), re.IGNORECASE)
+
+
+# The subset of those phrases that asks for structure (not just names the document).
+STRUCTURE_QUESTION = re.compile("|".join([
+    _WHICH_UNIT,
+    rf"\b(?:its|their)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
+    _ORGANISED,
+    r"(?:哪一|哪个|哪)(?:个)?(?:章|节|小节|部分|篇)",
+    r"(?:哪些|哪几)(?:个)?(?:小节|节|章|部分)",
+    r"各(?:小节|节|章)",
+]), re.IGNORECASE)
+
+
+def asks_structure(question: str) -> bool:
+    """Whether the question asks which part of a document is about something, or what its
+    parts are ("Which chapter covers ..., and what are its sections?", "讲……的是哪一章？")."""
+    return STRUCTURE_QUESTION.search(question) is not None
+
+
+# A question that points back at what was just discussed: a pronoun for it ("Do I need a
+# special frame for it?"), or the openings and endings of a follow-up ("And ...", "What
+# about ...", "那在 Mac 上呢？", "用 XeLaTeX 呢？").
+REFERS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|this|these|those)\b|^\s*(?:and|so|what about|how about)\b"
+    r"|它|这个|那个|这些|那些|这种|那种|该|其|此|^\s*那|呢\s*[？?]?\s*$", re.IGNORECASE)
+
+
+def refers_back(question: str) -> bool:
+    """Whether the question continues the conversation's topic (see REFERS_BACK)."""
+    return REFERS_BACK.search(question) is not None
+
+
+def without_structure_words(text: str) -> str:
+    """text without the phrases that ask about structure or name the document (see
+    STRUCTURE_PHRASES); the words that name a topic stay."""
+    return STRUCTURE_PHRASES.sub(" ", text)
+
+
+def content_terms(text: str) -> list[str]:
+    """Search terms of text without question words and function words, in order, unique."""
+    return list(dict.fromkeys(t for t in terms(text) if t not in STOPWORDS and len(t.strip()) > 0))
+
+
+def translate_terms(words: Iterable[str], raw: str = "") -> list[str]:
+    """Words of the other language for these search words, from CC-CEDICT (see
+    docchat/dictionary.py); raw, the text they came from, lets English phrases match."""
+    return dictionary.translate(list(words), raw)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One search: its text for the search function and its weight in the fused score."""
+    text: str
+    weight: float
+
+
+def build_queries(question: str, history: Sequence = (), documents: Sequence[Document] = (),
+                  recent_user_turns: int = 2, rewrite: Callable[[str], str] | None = None,
+                  expand: bool = True) -> list[Query]:
+    """Queries for a question: its own words, then with the recent user turns, so that a
+    follow-up ("and the second one?") still finds its topic. Where a document's language
+    differs from the question's (and expand is on), dictionary translations join the words
+    (the first query's text then carries them, e.g. for the dense scores). rewrite is an
+    optional hook (e.g. the backend rephrasing)."""
+    words = content_terms(without_structure_words(question)) or content_terms(question)
+    if rewrite is not None:
+        words += [w for w in content_terms(rewrite(question)) if w not in words]
+    q_zh = has_cjk(question)
+    cross = expand and any((d.language == "zh") != q_zh for d in documents)
+    if cross:
+        words += [w for w in translate_terms(words, question) if w not in words]
+    queries = [Query(" ".join(words), 1.0)] if words else []
+    users = [m.content for m in history if getattr(m, "role", "") == "user"][-recent_user_turns:]
+    if users:
+        context = content_terms(without_structure_words(" ".join(users)))
+        if cross:
+            context += translate_terms(context, " ".join(users))
+        extra = [w for w in dict.fromkeys(context) if w not in words]
+        if extra:
+            queries.append(Query(" ".join(words + extra), 1.0))
+    return queries
+
+
+def fused_scores(search: SearchFn, queries: Sequence[Query]) -> dict[tuple[object, int], float]:
+    """Run each query; add its scores normalised by its best hit, times its weight:
+    {(doc, section index): score}."""
+    return _fused(search, queries, lambda h: (h.doc_id, h.section))
+
+
+def window_scores(search: Callable[[str], Sequence], queries: Sequence[Query],
+                  hits: Sequence[Sequence] | None = None
+                  ) -> dict[tuple[object, int, int, int], float]:
+    """fused_scores over windows: {(doc, section index, first block, last block): score};
+    hits: each query's window hits when the caller has searched already."""
+    return _fused(search, queries, lambda h: (h.doc_id, h.section, h.first, h.last), hits)
+
+
+def _fused(search: Callable[[str], Sequence], queries: Sequence[Query],
+           key: Callable[[object], tuple], found: Sequence[Sequence] | None = None
+           ) -> dict[tuple, float]:
+    fused: dict[tuple, float] = {}
+    for k, q in enumerate(queries):
+        hits = found[k] if found is not None else search(q.text)
+        if not hits:
+            continue
+        top = max(h.score for h in hits) or 1.0
+        for h in hits:
+            unit = key(h)
+            fused[unit] = fused.get(unit, 0.0) + q.weight * h.score / top
+    return fused
+
+
+# A section's best window joins its fused score (the MaxP of passage retrieval), scaled by
+# the best window overall, times WINDOW_WEIGHT.
+WINDOW_WEIGHT = 0.5
+
+
+def add_windows(fused: dict[tuple[object, int], float],
+                windows: dict[tuple[object, int, int, int], float],
+                weight: float = WINDOW_WEIGHT) -> dict[tuple[object, int], float]:
+    """fused plus weight * each section's best window score over the best window's."""
+    if not windows or weight <= 0:
+        return fused
+    top = max(windows.values()) or 1.0
+    best: dict[tuple[object, int], float] = {}
+    for (key, idx, _, _), sc in windows.items():
+        best[(key, idx)] = max(best.get((key, idx), 0.0), sc)
+    out = dict(fused)
+    for k, sc in best.items():
+        out[k] = out.get(k, 0.0) + weight * sc / top
+    return out
+
+
+_STEMS: dict[str, tuple[str, ...]] = {}
+_TOKENIZER = "porter unicode61 remove_diacritics 2"  # as the store's sections_fts
+
+
+def index_terms(text: str) -> list[str]:
+    """Words of text as the store's FTS5 index sees them: segment.terms, then the index's
+    own tokenizer (Porter stemming, diacritics removed), so both rank alike."""
+    words = terms(text)
+    missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if missing:
+        _STEMS.update(_fts_tokens(missing))
+    return [t for w in words for t in _STEMS[w]]
+
+
+def _fts_tokens(words: list[str]) -> dict[str, tuple[str, ...]]:
+    """Tokens of each word by SQLite's own FTS5 tokenizer (an in-memory database)."""
+    if len(_STEMS) > 500_000:
+        _STEMS.clear()
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute(f"CREATE VIRTUAL TABLE t USING fts5(w, tokenize='{_TOKENIZER}')")
+        con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        con.executemany("INSERT INTO t(rowid, w) VALUES (?, ?)", enumerate(words))
+        out: dict[str, list[str]] = {w: [] for w in words}
+        for row, term in con.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+            out[words[row]].append(term)
+    finally:
+        con.close()
+    return {w: tuple(t) for w, t in out.items()}
+
+
+class _Postings:
+    """Term statistics of one document's search units (its sections, or its windows),
+    built once and reused."""
+
+    def __init__(self, doc: Document, windows: bool = False) -> None:
+        self.doc = doc
+        self.n_sections = len(doc.sections)
+        self.postings: dict[str, list[tuple[int, float]]] = {}
+        self.lengths: list[int] = []
+        self.units: list[tuple[int, int, int]] = []  # (section index, first block, last block)
+        for s in doc.sections:
+            if windows:
+                units = [((s.index, a, b), "", window_text(s, a, b))
+                         for a, b in section_windows(s)]
+            else:
+                units = [((s.index, 0, len(s.blocks) - 1), " ".join(s.heading_path), s.text)]
+            for unit, heading, body in units:
+                row = len(self.units)
+                head, words = Counter(index_terms(heading)), Counter(index_terms(body))
+                self.lengths.append(sum(head.values()) + sum(words.values()))
+                self.units.append(unit)
+                for t in head.keys() | words.keys():
+                    w = HEADING_WEIGHT * head.get(t, 0) + BODY_WEIGHT * words.get(t, 0)
+                    self.postings.setdefault(t, []).append((row, w))
+
+_CACHE: dict[tuple[int, bool], _Postings] = {}
+_CACHE_SIZE = 16
+
+
+def _postings(doc: Document, windows: bool = False) -> _Postings:
+    entry = _CACHE.get((id(doc), windows))
+    if entry is None or entry.doc is not doc or entry.n_sections != len(doc.sections):
+        entry = _Postings(doc, windows)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[(id(doc), windows)] = entry
+    return entry
+
+
+class SectionIndex:
+    """In-memory BM25 over the sections of documents, ranking as the store's FTS5 does;
+    windows() searches their windows (section_windows) as the store's windows_fts does."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.documents = list(documents)
+        self.keys = [doc_key(d, i) for i, d in enumerate(documents)]
+        self.parts = [_postings(d) for d in documents]
+        self._windows: list[_Postings] | None = None
+
+    def search(self, query: str, limit: int = 100) -> list[SectionHit]:
+        """Sections matching any word of query, best first (score: higher is better)."""
+        return [SectionHit(self.keys[pi], self.parts[pi].units[row][0], s)
+                for (pi, row), s in _bm25(self.parts, query, limit)]
+
+    __call__ = search
+
+    def windows(self, query: str, limit: int = 100) -> list[WindowHit]:
+        """Windows of sections matching any word of query, best first."""
+        if self._windows is None:
+            self._windows = [_postings(d, windows=True) for d in self.documents]
+        return [WindowHit(self.keys[pi], *self._windows[pi].units[row], s)
+                for (pi, row), s in _bm25(self._windows, query, limit)]
+
+
+def _bm25(parts: Sequence[_Postings], query: str, limit: int
+          ) -> list[tuple[tuple[int, int], float]]:
+    """FTS5's bm25() over the units of parts: ((part, row), score), best first."""
+    words = sorted(set(index_terms(query)))
+    n = sum(len(p.lengths) for p in parts)
+    if not words or not n:
+        return []
+    avgdl = sum(sum(p.lengths) for p in parts) / n
+    scores: dict[tuple[int, int], float] = {}
+    for w in words:
+        lists = [(pi, p.postings.get(w, ())) for pi, p in enumerate(parts)]
+        df = sum(len(lst) for _, lst in lists)
+        if not df:
+            continue
+        idf = math.log((n - df + 0.5) / (df + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        for pi, lst in lists:
+            lengths = parts[pi].lengths
+            for row, f in lst:
+                norm = K1 * (1 - B + B * lengths[row] / avgdl)
+                key = (pi, row)
+                scores[key] = scores.get(key, 0.0) + idf * f * (K1 + 1) / (f + norm)
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+
+
+def doc_key(doc: Document, position: int) -> object:
+    """How hits name a document: its store id, or its position when it has none."""
+    return doc.id if doc.id is not None else position
+
+
+def block_scores(blocks: Sequence[Block], query_terms: Sequence[str]) -> list[float]:
+    """Relevance of each block of one section to the query terms (tf-idf within the section)."""
+    if not blocks:
+        return []
+    qset = set(index_terms(" ".join(query_terms)))
+    counts = [Counter(t for t in index_terms(b.text) if t in qset) for b in blocks]
+    df = Counter(t for c in counts for t in c)
+    n = len(blocks)
+    idf = {t: math.log(1 + n / d) for t, d in df.items()}
+    return [sum(idf[t] * (1 + math.log(f)) for t, f in c.items()) for c in counts]
+
+
+# Dense scores join the fused BM25 scores for their best DENSE_TOP sections, scaled from 0
+# (the DENSE_TOP-th best) to DENSE_WEIGHT (the best): a section that only the embedding
+# finds can rank with the lexical hits without the long tail of weak cosines adding noise.
+DENSE_WEIGHT = 1.0
+DENSE_TOP = 10
+
+
+def add_dense(fused: dict[tuple[object, int], float], dense: dict[tuple[object, int], float],
+              weight: float = DENSE_WEIGHT, top: int = DENSE_TOP
+              ) -> dict[tuple[object, int], float]:
+    """fused plus weight * the dense scores of the top sections, min-max scaled."""
+    if not dense or weight <= 0:
+        return fused
+    ranked = sorted(dense.values(), reverse=True)
+    hi, lo = ranked[0], ranked[min(top, len(ranked) - 1)]
+    if hi <= lo:
+        return fused
+    out = dict(fused)
+    for key, v in dense.items():
+        if v > lo:
+            out[key] = out.get(key, 0.0) + weight * (v - lo) / (hi - lo)
+    return out

@@ -1,0 +1,1 @@
+"""The document library: SQLite store, hashing and ingest, uploads."""

@@ -1,0 +1,1 @@
+"""Summaries: one pass and map-reduce, folder runs, jobs, files."""

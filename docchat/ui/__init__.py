@@ -1,0 +1,1 @@
+"""The only package that imports streamlit: cached resources, widgets, rendering, strings."""

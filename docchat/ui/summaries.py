@@ -1,0 +1,218 @@
+"""Streamlit widgets for summaries: run progress, reading a summary with its page
+references, and the chat page's per-document "Summarize" action. The logic lives in
+docchat.summaries.jobs and docchat.summaries.batch; this module only draws and reads widgets."""
+from __future__ import annotations
+
+import logging
+import re
+from functools import partial
+from pathlib import Path
+
+import streamlit as st
+
+from docchat.context import citations
+from docchat.summaries.batch import StoredDocument, settings_key
+from docchat.errors import DocchatError
+from docchat.ui.render import escape_text, safe_markdown
+from docchat.library.store import SessionStore
+from docchat.summaries.summarize import output_language
+from docchat.summaries.files import run_folder
+from docchat.ui.summary_i18n import duration, t
+from docchat.summaries.jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_concurrency
+
+logger = logging.getLogger(__name__)
+
+_ICONS = {"pending": ":material/schedule:", "running": ":material/progress_activity:",
+          "done": ":material/check_circle:", "skipped": ":material/check_circle:",
+          "failed": ":material/error:", "cancelled": ":material/cancel:"}
+
+
+@st.cache_resource
+def registry(db: str) -> SummaryJobs:
+    """Summary runs in this process, shared by every page and tab."""
+    return SummaryJobs()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def stored_document(db: str, doc_id: int):
+    """A stored document (documents never change once stored)."""
+    return SessionStore.open(db).load_document(doc_id)
+
+
+def language() -> str:
+    return st.session_state.get("lang", "en")
+
+
+def q(key: str, **values) -> str:
+    return t(key, language(), **values)
+
+
+# --- progress -----------------------------------------------------------------------
+def item_line(item, lang: str) -> str:
+    """One document of a run: its name, its state, its step or its place in the queue."""
+    detail = item_detail(item, lang)
+    return f"{escape_text(item.name)} — {t('st_' + item.status, lang)}" + \
+        (f" · {detail}" if detail else "")
+
+
+def item_detail(item, lang: str) -> str:
+    """A running document's step (or place in the queue); a finished one's time."""
+    if item.status == "running":
+        if item.ahead:
+            return t("s_ahead", lang, n=item.ahead)
+        if item.steps:
+            return t("s_step", lang, step=item.step, steps=item.steps,
+                     label=escape_text(item.label))
+        return t("s_first_step", lang)
+    if item.status in ("done", "skipped") and item.seconds:
+        return t("s_took", lang, v=duration(item.seconds))
+    return ""
+
+
+def show_progress(view: JobView, jobs: SummaryJobs, key: str) -> None:
+    """A run's bar (documents done, ETA), each document's line and error, and Cancel."""
+    lang = language()
+    head = t("s_progress", lang, done=view.finished, total=view.total)
+    if view.running:
+        eta = (t("s_eta", lang, v=duration(view.eta_s)) if view.eta_s is not None
+               else t("s_eta_unknown", lang))
+        head += f" · {eta} · " + t("s_elapsed", lang, v=duration(view.elapsed_s))
+    else:
+        head += " · " + t(f"s_state_{view.state}", lang) + " · " + \
+            t("s_took", lang, v=duration(view.elapsed_s))
+    st.progress(view.fraction, text=head)
+    if view.error:
+        st.error(view.error)
+    for item in view.items:
+        if item.status == "failed" and item.error and item.error != view.error:
+            st.error(escape_text(named(item.name, item.error)), icon=_ICONS["failed"])
+        elif item.status == "cancelled" and not item.step:
+            st.caption(f"{_ICONS['cancelled']} {escape_text(item.name)} — "
+                       f"{t('s_cancelled_before', lang)}")
+        else:
+            st.caption(f"{_ICONS[item.status]} {item_line(item, lang)}")
+    if view.running:
+        job = jobs.get(view.id)
+        st.button(q("s_cancel"), key=f"cancel_{key}_{view.id}", icon=":material/stop_circle:",
+                  on_click=job.stop if job is not None else None)
+
+
+def named(name: str, message: str) -> str:
+    """A document's error, starting with its name (most messages do already)."""
+    return message if message.startswith(name) else f"{name}: {message}"
+
+
+# --- reading ------------------------------------------------------------------------
+def show_summary(markdown: str, doc, key: str, nested: bool = False) -> None:
+    """A summary, rendered safely, then each page it cites, openable as chat sources are.
+
+    nested: drawn inside an expander or popover, where expanders may not go, so the
+    cited pages are picked from a list instead.
+    """
+    st.markdown(safe_markdown(markdown))
+    if doc is None:
+        return
+    found = citations.find_sources(markdown, [doc])
+    if nested and found:
+        labels = [f"{s.doc_name} · p. {s.label}" for s in found]
+        pick = st.selectbox(q("s_open_page"), range(len(found)), index=None,
+                            key=f"page_{key}", format_func=lambda i: labels[i])
+        if pick is not None:
+            page = doc.page(found[pick].page)
+            st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+        return
+    for s in found:
+        page = doc.page(s.page)
+        with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
+                         icon=":material/description:"):
+            st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+
+
+_INDEX_LINK = re.compile(r"\[((?:[^\]\\]|\\.)+)\]\([^)\s]+\.md\)")
+
+
+def index_markdown(index: str) -> str:
+    """index.md for the page: its relative links (to files, not pages) as plain names."""
+    return safe_markdown(_INDEX_LINK.sub(lambda m: m.group(1), index))
+
+
+# --- the chat page's documents panel -------------------------------------------------
+def document_summary(store: SessionStore, doc, backend, settings, session_id: str | None) -> None:
+    """Under one attached document: Summarize, its progress, and its stored summary."""
+    db = str(settings.db)
+    jobs = registry(db)
+    job = jobs.for_document(doc.id)
+    if job is not None and not job.done:
+        follow_document(db, job.id, doc.id)
+        return
+    key = settings_key(backend, output_language(doc.language, "auto"), settings.max_new_tokens)
+    stored = store.get_summary(doc.id, key)
+    st.button(q("s_summarize"), key=f"summarize_{doc.id}", icon=":material/summarize:",
+              on_click=start_document,
+              args=(db, doc, backend, settings, session_id, language()))
+    if (refused := st.session_state.pop(f"summary_error_{doc.id}", None)) is not None:
+        st.error(escape_text(refused))
+    elif job is not None and job.done:
+        item = job.snapshot().items[0]
+        if item.status == "failed" and item.error:
+            st.error(escape_text(named(doc.name, item.error)))
+    if stored is not None:
+        with st.popover(q("s_summary_of", name=doc.name), icon=":material/article:",
+                        use_container_width=True):
+            show_summary(stored["markdown"], doc, key=f"chat_{doc.id}", nested=True)
+
+
+@st.fragment(run_every=1.0)
+def follow_document(db: str, job_id: str, doc_id: int) -> None:
+    """A document being summarised: its step, refreshed every second, with Stop."""
+    job = registry(db).get(job_id)
+    if job is None or job.done:
+        st.rerun()  # the whole page: the summary and its turns appear
+    view = job.snapshot()
+    item = view.items[0]
+    st.caption(f"{_ICONS['running']} {q('s_summarizing', name=escape_text(item.name))} "
+               f"{item_detail(item, language())}")
+    st.progress(view.fraction)
+    st.button(q("s_stop"), key=f"stop_summary_{doc_id}", on_click=job.stop,
+              icon=":material/stop_circle:")
+
+
+def start_document(db: str, doc, backend, settings, session_id: str | None,
+                   lang: str) -> SummaryJob | None:
+    """Summarise one stored document; once it is ready, add it to the session's turns."""
+    jobs = registry(db)
+    options = RunOptions(max_new_tokens=settings.max_new_tokens, max_mb=settings.max_file_mb,
+                         concurrency=run_concurrency(settings.max_concurrency))
+    try:
+        return jobs.start([(StoredDocument(doc.id, doc.name), doc.name)], backend,
+                          partial(SessionStore.open, db),
+                          run_folder(settings.summaries_dir, "document", str(doc.id)), options,
+                          title=doc.name, kind="document", session_id=session_id,
+                          on_end=partial(add_to_session, db, session_id, doc, lang))
+    except DocchatError as e:  # a callback: the panel shows it in the run that follows
+        st.session_state[f"summary_error_{doc.id}"] = str(e)
+        return None
+
+
+def add_to_session(db: str, session_id: str | None, doc, lang: str, job: SummaryJob) -> None:
+    """The finished summary as a question and its answer, so questions can follow it."""
+    item = job.snapshot().items[0]
+    if not session_id or item.status not in ("done", "skipped") or not item.output:
+        return
+    store = SessionStore.open(db)
+    if store.session(session_id) is None:
+        return
+    markdown = demote_headings(Path(item.output).read_text(encoding="utf-8"))
+    sources = citations.to_dicts(citations.find_sources(markdown, [doc]))
+    store.add_turn(session_id, "user", t("s_ask_turn", lang, name=doc.name))
+    store.add_turn(session_id, "assistant", markdown,
+                   metrics={"sources": sources, "summary": {"doc_id": doc.id,
+                                                            "file": Path(item.output).name}})
+
+
+_HEADING = re.compile(r"^(#{1,4}) ", re.M)
+
+
+def demote_headings(markdown: str, by: int = 2) -> str:
+    """Headings two levels down (# -> ###), so a summary in the chat reads as an answer."""
+    return _HEADING.sub(lambda m: "#" * (len(m.group(1)) + by) + " ", markdown)

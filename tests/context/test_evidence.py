@@ -1,0 +1,86 @@
+"""Evidence first: the packed sections' sentences that best match the question."""
+from __future__ import annotations
+
+from docchat.ui.render import evidence_markdown
+from docchat.context.evidence import (
+    Evidence,
+    find_evidence,
+    from_dicts,
+    split_sentences,
+    to_dicts,
+)
+from ingest.document import Block, Document, Page, Section
+
+
+def doc(sections: list[tuple[str, str, int]], doc_id=3, name="manual.pdf") -> Document:
+    pages = [Page(n, f"page {n}", label=f"{n + 10}") for n in range(1, 6)]
+    secs = [Section(i, ("Manual", heading), 2, page, page, "prose",
+                    tuple(Block("prose", para, page) for para in text.split("\n\n")))
+            for i, (heading, text, page) in enumerate(sections)]
+    return Document(path=name, sha256="x", name=name, kind="pdf", pages=pages, sections=secs,
+                    id=doc_id)
+
+
+MANUAL = doc([
+    ("Installing", "Run the installer. It copies files to the disk.\n\nReboot afterwards.", 1),
+    ("Network ports", "The server listens on port 8731 by default. Change the port in "
+                      "settings.ini if another program uses it. Firewalls must allow it.", 2),
+    ("Warranty", "The warranty lasts two years. It does not cover water damage.", 3),
+    ("Vectors", "Use c() to create a vector. Assign it to a name with <- as in x <- c(1, 2).", 4),
+])
+
+
+def test_best_sentences_of_the_chosen_sections_first():
+    chosen = [(3, 0), (3, 1), (3, 2)]  # the packer's (doc key, section index) pairs
+    found = find_evidence([MANUAL], chosen, "Which port does the server listen on?")
+    assert [e.heading for e in found] == ["Manual > Network ports"]
+    best = found[0]
+    assert best.doc_name == "manual.pdf" and best.pages == "12"  # printed page label
+    assert best.sentences[0].text == "The server listens on port 8731 by default."
+    assert all("port" in s.text.lower() for s in best.sentences)
+    # Only the sections that were packed: "Vectors" (section 3) was not.
+    assert not find_evidence([MANUAL], chosen, "How do I create a vector?")
+    assert find_evidence([MANUAL], chosen + [(3, 3)], "How do I create a vector?")[0].section == 3
+
+
+def test_sections_ranked_by_match_and_limited():
+    found = find_evidence([MANUAL], [(3, i) for i in range(4)],
+                          "port warranty installer vector", max_sections=2, per_section=1)
+    assert len(found) == 2 and all(len(e.sentences) == 1 for e in found)
+    assert found[0].score >= found[1].score
+
+
+def test_no_content_words_no_evidence():
+    assert find_evidence([MANUAL], [(3, 1)], "what is it?") == []
+
+
+def test_chinese_question_matches_chinese_sentences():
+    zh = doc([("网络", "服务器默认监听端口 8731。如果端口被占用，请在配置文件中修改。"
+                       "防火墙必须放行。", 1),
+              ("保修", "保修期为两年。进水损坏不在保修范围内。", 2)], doc_id=None, name="手册.txt")
+    found = find_evidence([zh], [("手册.txt", 0), ("手册.txt", 1)], "服务器默认使用哪个端口？")
+    assert found[0].heading == "Manual > 网络"
+    assert found[0].sentences[0].text.startswith("服务器默认监听端口")
+
+
+def test_split_sentences_english_and_chinese():
+    assert split_sentences("One is here. Two is there! 三在这里。四呢？") == [
+        "One is here.", "Two is there!", "三在这里。", "四呢？"]
+    assert split_sentences("e.g. this stays whole") == ["e.g. this stays whole"]
+
+
+def test_round_trip_and_markdown_shows_text_as_written():
+    found = find_evidence([MANUAL], [(3, 3)], "How do I assign a vector to a name?")
+    again = from_dicts(to_dicts(found))
+    assert again == found and isinstance(again[0], Evidence)
+    md = evidence_markdown(to_dicts(found))
+    assert "**manual.pdf · Manual &gt; Vectors** · p. 14" in md
+    assert "&lt;-" in md and "<-" not in md  # HTML-like text shown, never interpreted
+    assert "[p. 14]" in md
+
+
+def test_cross_language_question_finds_translated_terms():
+    zh = doc([("网络", "服务器默认监听端口 8731。防火墙必须放行。", 1)], doc_id=5, name="手册.txt")
+    zh.language = "zh"
+    found = find_evidence([zh], [(5, 0)], "Which port does the server use?")
+    assert found and "端口" in found[0].sentences[0].text

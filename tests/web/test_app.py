@@ -1,0 +1,468 @@
+"""The Streamlit app through AppTest, with the echo backend (or a scripted echo)."""
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import factories
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from docchat.backends import BACKENDS
+from docchat.config import Settings
+from docchat.errors import BackendUnavailable
+from docchat.library.store import SessionStore
+from docchat.library.uploads import ingest_upload
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+DATA = Path(__file__).parent.parent / "data" / "app"
+GUIDE = ("guide.pdf", (DATA / "guide.pdf").read_bytes(), "application/pdf")
+NOTES = ("notes.md", "# Notes\n\nThe lid is **blue**.\n".encode(), "text/markdown")
+LONG = " ".join(f"w{i}" for i in range(400))
+
+SCRIPT = factories.SCRIPT  # what the scripted backend does; tests set it before asking
+
+
+class ScriptedBackend(factories.Scripted):
+    """The scripted echo, which can also fail to load, fail, and report a prefill rate."""
+    created = 0
+
+    def __init__(self) -> None:
+        if SCRIPT.get("load_error"):
+            raise BackendUnavailable(SCRIPT["load_error"])
+        super().__init__()
+
+    def prefill_rate(self):
+        return SCRIPT.get("prefill_tps")
+
+    def prefetch(self, messages):
+        SCRIPT.setdefault("prefetched", []).append(list(messages))
+
+    def stream(self, request):
+        self.prefill_tps = SCRIPT.get("prefill_tps")  # echo "reads" the prompt at this rate
+        SCRIPT.setdefault("requests", []).append(request)
+        if SCRIPT.get("fail"):
+            raise SCRIPT["fail"]
+        yield from super().stream(request)
+
+
+@pytest.fixture(autouse=True)
+def app_env(monkeypatch):
+    monkeypatch.setenv("DOCCHAT_BACKEND", "echo")
+    monkeypatch.setitem(BACKENDS, "scripted", f"{__name__}:ScriptedBackend")
+    SCRIPT.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    monkeypatch.setenv("DOCCHAT_BACKEND", "scripted")
+    return SCRIPT
+
+
+def app(session: str | None = None, timeout: float = 30) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if session:
+        at.query_params["session"] = session
+    return at.run()
+
+
+def store() -> SessionStore:
+    return SessionStore.open(Settings.from_env().db)
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def uploaded(*files) -> AppTest:
+    at = app()
+    at.file_uploader[0].set_value(list(files)).run()
+    assert not at.exception
+    return at
+
+
+def asked(question: str, *files) -> AppTest:
+    at = uploaded(*(files or (GUIDE,)))
+    at.chat_input[0].set_value(question).run()
+    assert not at.exception
+    return at
+
+
+def wait_for(predicate, timeout: float = 20.0):
+    return factories.wait_for(predicate, timeout, poll=0.02)
+
+
+def test_fresh_page_shows_hint_backend_and_no_session():
+    at = app()
+    assert not at.exception and not at.error
+    assert "Add a document above" in texts(at.info)[0]
+    assert any("echo" in c for c in texts(at.sidebar.caption))
+    assert at.query_params.get("session") is None and store().list_sessions() == []
+
+
+def test_upload_several_files_shows_progress_then_pages_tokens_and_fit():
+    at = uploaded(GUIDE, NOTES)  # read with a status each, then the page is drawn again
+    shown = {s.value.split(":")[0]: s.value for s in at.success}
+    assert set(shown) == {"guide.pdf", "notes.md"} and not at.status
+    assert "3 pages" in shown["guide.pdf"] and "fits the model's window whole" in shown["guide.pdf"]
+    sid = at.query_params["session"]
+    assert len(store().session_documents(sid)) == 2
+    at.run()  # later runs show the result without ingesting again
+    assert len(at.success) == 2 and not at.status and len(store().list_documents()) == 2
+    at.file_uploader[0].set_value([GUIDE]).run()  # the same bytes again
+    assert any("(read before)" in s.value for s in at.success)
+
+
+def test_bad_files_get_clear_messages_and_no_traceback():
+    at = uploaded(("slides.pptx", b"PK\x03\x04", "application/octet-stream"),
+                  ("empty.txt", b"", "text/plain"),
+                  ("broken.pdf", b"%PDF-1.4\n%%EOF\n", "application/pdf"))
+    labels = texts(at.error)
+    assert len(labels) == 3 and not at.status and not at.exception
+    assert any("slides.pptx" in x and "upload a PDF, TXT or Markdown" in x for x in labels)
+    assert any("empty.txt is empty" in x for x in labels)
+    assert any(x.startswith("broken.pdf") for x in labels)
+    assert at.expander[0].label == "Documents (0)"
+    at.run()
+    assert len(at.error) == 3 and not at.exception
+
+
+def test_encrypted_pdf_asks_for_its_password():
+    at = uploaded(("locked.pdf", (DATA / "guide-locked.pdf").read_bytes(), "application/pdf"))
+    assert "locked.pdf is encrypted" in at.warning[0].value
+
+    def try_password(password: str) -> None:
+        next(w for w in at.text_input if w.key.startswith("pw_")).input(password)
+        next(b for b in at.button if (b.key or "").startswith("open_")).click()
+        at.run()
+
+    try_password("wrong")
+    assert any("Wrong password" in w.value for w in at.warning)
+    try_password("secret")
+    assert not at.exception and len(at.success) == 1
+    assert store().session_documents(at.query_params["session"])
+
+
+def test_document_read_before_is_attached_without_uploading():
+    s = store()
+    ingest_upload(s, "guide.pdf", GUIDE[1], Settings.from_env().uploads_dir, 5)
+    at = app()
+    at.multiselect(key="earlier").select(s.list_documents()[0]["id"]).run()
+    at.button[[b.label for b in at.button].index("Add to session")].click().run()
+    sid = at.query_params["session"]
+    assert s.session_documents(sid) == [s.list_documents()[0]["id"]]
+    assert any("guide.pdf: 3 pages" in c for c in texts(at.caption))
+
+
+def test_remove_document_from_session():
+    at = uploaded(GUIDE, NOTES)
+    sid = at.query_params["session"]
+    at.button(key=f"rm_{store().session_documents(sid)[0]}").click().run()
+    assert not at.exception and len(store().session_documents(sid)) == 1
+    assert len(store().list_documents()) == 2  # still there to attach again
+
+
+def test_question_without_documents_asks_for_one_first():
+    at = app()
+    at.chat_input[0].set_value("hello?").run()
+    assert "Add a document first" in at.warning[0].value and not at.chat_message
+
+
+def test_ask_saves_both_turns_and_shows_metrics_and_sources(scripted):
+    scripted["reply"] = "The default port is 8731 [p. 1]. See also [guide.pdf p. i]."
+    at = asked("What is the default port?")
+    user, answer = at.chat_message
+    assert user.markdown[0].value == "What is the default port?"
+    assert "8731" in answer.markdown[0].value
+    assert any("first token" in c and "tokens in" in c for c in texts(answer.caption))
+    labels = [e.label for e in answer.expander]
+    # The cited pages, then (collapsed) the passages shown while the model read.
+    assert labels == ["guide.pdf · p. 1", "guide.pdf · p. i", "Passages that match your question"]
+    assert "default port is 8731" in answer.expander[0].markdown[0].value
+    assert "port" in answer.expander[2].markdown[0].value.lower()
+    turns = store().turns(at.query_params["session"])
+    assert [(t.role, t.status) for t in turns] == [("user", "done"), ("assistant", "done")]
+    assert turns[1].metrics["model"]["ttft_ms"] is not None
+    assert [s["page"] for s in turns[1].metrics["sources"]] == [2, 1]
+
+
+def test_html_in_question_and_answer_shows_as_text(scripted):
+    scripted["reply"] = "<script>alert(1)</script> ok"
+    at = asked("<img src=x onerror=alert(2)>")
+    user, answer = at.chat_message
+    assert user.markdown[0].value == "&lt;img src=x onerror=alert(2)&gt;"
+    assert answer.markdown[0].value.startswith("&lt;script&gt;")
+
+
+def test_session_title_resume_from_sidebar_and_from_url():
+    at = asked("First question about the guide?")
+    sid = at.query_params["session"]
+    fresh = app()
+    button = next(b for b in fresh.sidebar.button if b.label == "First question about the guide?")
+    button.click().run()
+    assert fresh.query_params["session"] == sid
+    assert fresh.chat_message[0].markdown[0].value == "First question about the guide?"
+    linked = app(session=sid)
+    assert len(linked.chat_message) == 2 and linked.chat_message[1].name == "assistant"
+
+
+def test_sessions_listed_newest_first():
+    s = store()
+    older = s.create_session("older")
+    s.add_turn(older, "user", "old one")
+    newer = s.create_session("newer")
+    s.add_turn(newer, "user", "new one")
+    labels = [b.label for b in app().sidebar.button][1:3]
+    assert labels == ["newer", "older"]
+
+
+def test_unknown_session_in_url_starts_fresh():
+    at = app(session="nope")
+    assert not at.exception and at.query_params.get("session") is None
+    assert "no longer exists" in at.toast[0].value
+
+
+def test_rename_session():
+    at = asked("Question?")
+    at.sidebar.text_input[0].input("My guide chat")
+    next(b for b in at.sidebar.button if b.label == "Rename").click().run()
+    assert store().session(at.query_params["session"])["title"] == "My guide chat"
+    assert "My guide chat" in [b.label for b in at.sidebar.button]
+
+
+def test_delete_session_needs_confirmation():
+    at = asked("Question?")
+    sid = at.query_params["session"]
+    next(b for b in at.sidebar.button if b.label == "Delete session").click().run()
+    assert "cannot be undone" in at.sidebar.warning[0].value
+    next(b for b in at.sidebar.button if b.label == "Cancel").click().run()
+    assert store().session(sid) is not None and not at.sidebar.warning
+    next(b for b in at.sidebar.button if b.label == "Delete session").click().run()
+    next(b for b in at.sidebar.button if b.label == "Yes, delete").click().run()
+    assert store().session(sid) is None and at.query_params.get("session") is None
+    assert not at.exception
+
+
+def test_export_button_offers_the_session_as_markdown():
+    at = asked("Question for export?")
+    (button,) = [b for b in at.sidebar.get("download_button")]
+    assert button.label == "Export as Markdown"
+    assert "Question for export?" in store().export_markdown(at.query_params["session"])
+
+
+def test_stop_from_another_tab_keeps_partial_answer(scripted):
+    scripted.update(reply=LONG, delay=0.02)
+    at = uploaded(GUIDE)
+    sid = at.query_params["session"]
+    asking = threading.Thread(target=lambda: at.chat_input[0].set_value("long?").run(timeout=60))
+    asking.start()
+    wait_for(lambda: any(t.status == "streaming" and len(t.content) > 20
+                         for t in store().turns(sid)))
+    other = app(session=sid)  # a second tab follows the answer live
+    assert "Being written" in texts(other.chat_message[1].caption)[0]
+    other.button(key=[b.key for b in other.button if (b.key or "").startswith("stop_")][0])\
+        .click().run()
+    asking.join(30)
+    assert not asking.is_alive() and not at.exception
+    answer = store().turns(sid)[-1]
+    assert answer.status == "stopped" and 0 < len(answer.content) < len(LONG)
+    assert LONG.startswith(answer.content)
+    assert "Stopped" in " ".join(texts(at.chat_message[1].caption))
+    other.run()
+    assert "Stopped" in " ".join(texts(other.chat_message[1].caption))
+
+
+def test_answers_ahead_shown_while_another_session_generates(scripted):
+    scripted.update(reply=LONG, delay=0.02)
+    first, second = uploaded(GUIDE), uploaded(GUIDE)
+    runs = [threading.Thread(target=lambda a=a: a.chat_input[0].set_value("q?").run(timeout=60))
+            for a in (first, second)]
+    runs[0].start()
+    sid1, sid2 = first.query_params["session"], second.query_params["session"]
+    wait_for(lambda: any(t.content for t in store().turns(sid1)))
+    runs[1].start()
+    wait_for(lambda: len(store().turns(sid2)) == 2)
+    # A tab following the second session is told that one answer is ahead of it.
+    wait_for(lambda: any("1 answer(s) ahead" in m for m in texts(app(session=sid2).markdown)))
+    for sid in (sid1, sid2):
+        w = app(session=sid)
+        stop = [b for b in w.button if (b.key or "").startswith("stop_")]
+        if stop:
+            stop[0].click().run()
+    for r in runs:
+        r.join(30)
+    assert {t.status for t in store().turns(sid2)} <= {"done", "stopped"}
+
+
+def test_backend_error_becomes_a_message(scripted):
+    scripted["fail"] = BackendUnavailable("No server at http://127.0.0.1:9; is it running?")
+    at = asked("Anyone there?")
+    assert not at.exception
+    assert at.chat_message[1].error[0].value == "No server at http://127.0.0.1:9; is it running?"
+    assert store().turns(at.query_params["session"])[-1].status == "error"
+
+
+def test_unexpected_error_is_logged_not_shown(scripted, caplog):
+    scripted["fail"] = ZeroDivisionError("division by zero")
+    at = asked("Crash?")
+    assert not at.exception
+    message = at.chat_message[1].error[0].value
+    assert "went wrong" in message and "ZeroDivisionError" not in message
+    assert "ZeroDivisionError" in caplog.text
+
+
+def test_backend_that_cannot_load_shows_what_to_do(scripted):
+    scripted["load_error"] = "No model file at /x.gguf: set DOCCHAT_MODEL to a .gguf file."
+    at = app()
+    assert not at.exception
+    assert at.error[0].value.startswith("No model file at /x.gguf")
+
+
+def test_upload_limit_of_the_server_matches_ingestion():
+    import tomllib
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == Settings().max_file_mb
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_backend_loaded_once_for_all_sessions(scripted):
+    ScriptedBackend.created = 0
+    asked("one?")
+    app()
+    asked("two?")
+    assert ScriptedBackend.created == 1
+
+
+def test_chinese_interface():
+    at = app()
+    at.sidebar.selectbox(key="lang").select("zh").run()
+    assert at.title[0].value == "docchat 文档问答"
+    assert at.chat_input[0].placeholder == "就文档提问"
+    assert "请先在上方添加文档" in at.info[0].value
+
+
+def test_preset_and_its_values_reach_the_backend(scripted):
+    scripted["reply"] = "one two three four five six"
+    at = uploaded(GUIDE)
+    at.sidebar.selectbox(key="preset").select("raw").run()
+    at.sidebar.number_input(key="ov_raw_max_new_tokens").set_value(3).run()
+    at.chat_input[0].set_value("count?").run()
+    assert at.chat_message[1].markdown[0].value == "one two three"
+
+
+def test_evidence_and_progress_before_the_first_token_and_stop_while_reading(scripted):
+    scripted.update(reply="The default port is 8731 [p. 1].", prefill_tps=40)  # ~15 s to read
+    at = uploaded(GUIDE)
+    sid = at.query_params["session"]
+    asking = threading.Thread(
+        target=lambda: at.chat_input[0].set_value("What is the default port?").run(timeout=60))
+    asking.start()
+
+    def reading_tab():
+        tab = app(session=sid)  # a second tab follows the answer live
+        if len(tab.chat_message) == 2 and "tokens of context" in " ".join(
+                texts(tab.chat_message[1].markdown)):
+            return tab
+        return None
+
+    tab = wait_for(reading_tab)
+    box = tab.chat_message[1]
+    line = next(m for m in texts(box.markdown) if "tokens of context" in m)
+    assert re.search(r"Reading [\d,]+ tokens of context: [\d,]+ done, ~.+ left \(.+ s\)", line)
+    assert box.get("progress")  # the bar
+    assert [e.label for e in box.expander] == ["Passages that match your question"]
+    assert "8731" in box.expander[0].markdown[0].value  # the passage, before any answer
+    assert store().turns(sid)[-1].content == ""  # no answer token yet
+    tab.button(key=[b.key for b in tab.button if (b.key or "").startswith("stop_")][0])\
+        .click().run()
+    asking.join(30)
+    assert not asking.is_alive() and not at.exception
+    request = scripted["requests"][-1]
+    assert request.stats.finish_reason == "cancelled" and request.stats.completion_tokens == 0
+    turn = store().turns(sid)[-1]
+    assert turn.status == "stopped" and turn.content == ""
+    assert "Stopped" in " ".join(texts(at.chat_message[1].caption))
+    # The backend is free at once: another session's question is answered.
+    scripted["prefill_tps"] = None
+    other = asked("And the warranty?")
+    assert store().turns(other.query_params["session"])[-1].status == "done"
+    assert "8731" in other.chat_message[1].markdown[0].value
+
+
+def test_budget_and_reuse_in_metrics_and_whole_window_for_one_question(scripted):
+    scripted.update(reply="Port 8731 [p. 1].", prefill_tps=1000)
+    at = uploaded(GUIDE)
+    at.sidebar.number_input(key="ttft_target").set_value(2.0).run()
+    at.chat_input[0].set_value("What is the default port?").run()
+    assert any("budget" in c for c in texts(at.chat_message[1].caption))
+    at.sidebar.radio(key="reading").set_value("next").run()
+    at.chat_input[0].set_value("And again, reading everything?").run()
+    assert not at.exception
+    first, second = [t.metrics for t in store().turns(at.query_params["session"])[1::2]]
+    assert first["budget"]["target_s"] == 2.0 and first["budget"]["rate"] == 1000.0
+    assert second["budget"]["whole_window"] and second["budget"]["prompt_budget"] is None
+    assert at.sidebar.radio(key="reading").value == "budget"  # for one question only
+    assert first["sections"] and first["evidence"]
+
+
+def test_follow_up_passes_the_previous_sections_and_warm_start_runs_once(scripted, monkeypatch):
+    import docchat.answer.qa as qa
+
+    seen = []
+    real = qa.pack
+
+    def pack(*args, previous_sections=(), previous_passages=(), **kw):
+        # A follow-up passes the previous passages (section and kept blocks) where stored.
+        seen.append([s[:2] for s in previous_passages or previous_sections])
+        return real(*args, previous_sections=previous_sections,
+                    previous_passages=previous_passages, **kw)
+
+    monkeypatch.setattr(qa, "pack", pack)
+    scripted["reply"] = "Port 8731 [p. 1]."
+    at = uploaded(GUIDE)
+    at.chat_input[0].set_value("What is the default port?").run()
+    at.chat_input[0].set_value("And the warranty?").run()
+    assert not seen[0]  # nothing before the first question
+    first = store().turns(at.query_params["session"])[1].metrics["sections"]
+    assert [list(s) for s in seen[1]] == first
+    # The stable prefix was sent to warm the backend once, when the document was attached
+    # (not again on later runs: by then the cache holds the last prompt, which starts with it).
+    at.run()
+    app(session=at.query_params["session"])  # a reload
+    (warmed,) = SCRIPT["prefetched"]
+    assert [m.role for m in warmed] == ["system"]
+    asked_prompt = SCRIPT["requests"][0].messages[0].content
+    assert asked_prompt.startswith(warmed[0].content)  # the question's prompt starts with it
+
+
+def test_a_scanned_pdf_is_read_by_ocr_with_page_progress():
+    scan = ("linn.pdf", (Path(__file__).parent.parent / "data" / "linn.pdf").read_bytes(),
+            "application/pdf")
+    at = uploaded(scan)
+    assert not at.exception and not at.error
+    assert "OCR: 1 of 1 pages" in at.success[0].value  # the last progress the upload showed
+    doc = store().load_document(store().session_documents(at.query_params["session"])[0])
+    assert doc.pages[0].ocr and len(doc.pages[0].text) > 500
+
+
+def test_a_cited_ocr_page_says_it_was_read_by_ocr(scripted):
+    scripted["reply"] = "The scan says so [p. 1]."
+    scan = ("linn.pdf", (Path(__file__).parent.parent / "data" / "linn.pdf").read_bytes(),
+            "application/pdf")
+    at = uploaded(scan)
+    at.chat_input[0].set_value("What does the page say?").run()
+    assert not at.exception
+    answer = wait_for(lambda: (at.run(), [m for m in at.chat_message if m.expander])[1])[-1]
+    assert answer.expander[0].label == "linn.pdf · p. 1 · read by OCR: check the scan"
+
+
+def test_document_count_is_right_as_soon_as_the_upload_is_stored():
+    at = uploaded(GUIDE, NOTES)
+    assert [e.label for e in at.expander][0] == "Documents (2)"
+    assert len(at.success) == 2 and not at.status
