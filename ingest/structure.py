@@ -139,14 +139,21 @@ def _text_width(lines: list[str]) -> int:
     return lengths[int(0.9 * (len(lengths) - 1))] if lengths else 0
 
 
+@dataclass
+class _Numbering:
+    """What the headings above say about the next one: the last number of each style."""
+    num: tuple[int, ...] | None = None  # last "2.3" heading's numbers
+    roman: int = 0  # last "IV." heading's number (0: none yet)
+    letter: int = 0  # last "B." heading's number (0: none yet)
+    sub: tuple[int, ...] | None = None  # last "A.1" heading's numbers under its letter
+    indent: int = 0  # of the last numbered heading: a sibling or parent is not indented deeper
+
+
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     heads: list[_Heading] = []
     wrap = _text_width(lines)
     setext_ranks: dict[str, int] = {"=": 1, "-": 2} if markdown else {}
-    prev_num: tuple[int, ...] | None = None
-    prev_roman = prev_letter = 0  # last "IV." and "B." heading numbers (0: none yet)
-    prev_sub: tuple[int, ...] | None = None  # last "A.1" heading's numbers under its letter
-    prev_indent = 0  # of the last numbered heading: a sibling or parent is not indented deeper
+    seen = _Numbering()
     in_fence = False
     n = len(lines)
     for i, raw in enumerate(lines):
@@ -163,76 +170,95 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
                 and (i == 0 or not lines[i - 1].strip() or markdown) \
                 and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+":
-            ch = m.group(1)
-            rank = setext_ranks.setdefault(ch, len(setext_ranks) + 1)
-            num = _NUMBERED.match(line)
-            if num:
-                prev_num = tuple(int(x) for x in num.group(1).split("."))
+            rank = setext_ranks.setdefault(m.group(1), len(setext_ranks) + 1)
+            if num := _NUMBERED.match(line):
+                seen.num = tuple(int(x) for x in num.group(1).split("."))
             heads.append(_Heading(i, i + 2, float(rank), line))
             continue
         if markdown or not _CANDIDATE_START.match(line):
             continue
-        if (m := _ROMAN_HEAD.match(line)) and _roman(m.group(1)) == prev_roman + 1:
-            title, end = line, i + 1
-            following = nxt.strip()
-            if line.endswith(",") and following.isupper() and len(following) <= 60:
-                title, end = f"{line} {following}", i + 2  # "IV. FLOATS: FIGURES," / "TABLES"
-            rest = title[len(m.group(1)) + 1:].strip()
-            if _title_ok(rest.rstrip(".") if rest.isupper() else rest):  # "...VIDEOS, ETC."
-                prev_roman, prev_letter, prev_num = prev_roman + 1, 0, None
-                heads.append(_Heading(i, end, 0.5, title))
-                continue
-        if (m := _LETTER_NUMBERED.match(line)) and prev_letter \
-                and ord(m.group(1)) - 64 == prev_letter:  # under "A. Standard Resolution ..."
-            num = tuple(int(x) for x in m.group(2).split("."))
-            if (_title_ok(m.group(3)) and _plausible_next(prev_sub, num)
-                    and not _runs_on(raw, m.start(3), nxt, wrap)):
-                prev_sub = num
-                heads.append(_Heading(i, i + 1, 1.0 + len(num), line))
-            continue
-        if (m := _LETTER_HEAD.match(line)) and ord(m.group(1)) - 64 == prev_letter + 1 \
-                and (prev_roman or prev_letter or m.group(1) == "A") and _title_ok(m.group(2)):
-            prev_letter, prev_num, prev_sub = prev_letter + 1, None, None
-            heads.append(_Heading(i, i + 1, 0.75, line))
-            continue
-        if m := _NUMBERED.match(line):
-            num = tuple(int(x) for x in m.group(1).split("."))
-            indent = len(raw) - len(raw.lstrip())
-            if (not _plausible_next(prev_num, num)
-                    or (prev_num and len(num) <= len(prev_num) and indent > prev_indent + 1)
-                    or _continues_above(lines[i - 1] if i else "", raw, wrap)):
-                continue
-            if run_in := _RUN_IN.fullmatch(m.group(2)):
-                if _run_in_title(run_in.group(1)):  # "2. Grant of Copyright License. Subject"
-                    prev_num = num
-                    prev_indent = indent
-                    title = line[:m.start(2)] + run_in.group(1) + "."
-                    end = i if run_in.group(2) else i + 1  # the run-in text stays in the body
-                    heads.append(_Heading(i, end, float(len(num)), title))
-                    continue
-            if _title_ok(m.group(2)) and not _runs_on(raw, m.start(2), nxt, wrap):
-                prev_num = num
-                prev_indent = indent
-                heads.append(_Heading(i, i + 1, float(len(num)), line))
-            continue
-        if m := _CHAPTER.match(line):
-            rest = m.group(3)
-            if not rest or _title_ok(rest):
-                if m.group(2).isdigit():
-                    prev_num = (int(m.group(2)),)
-                end = i + 1
-                title = line
-                if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
-                    title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"
-                rank = 0.0 if m.group(1).lower() == "part" else 0.5 if prev_roman else 1.0
-                heads.append(_Heading(i, end, rank, title))
-            continue
-        if len(line) <= 40 and not _SENTENCE_END.search(line):
-            for pattern, rank in _ZH_HEADINGS:
-                if pattern.match(line):
-                    heads.append(_Heading(i, i + 1, rank, line))
-                    break
+        if head := _plain_heading(lines, i, wrap, seen):
+            heads.append(head)
     return heads
+
+
+def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _Heading | None:
+    """Line i of a plain text as a numbered, lettered, chapter or Chinese heading, if it is one
+    (`seen` is updated with its number)."""
+    raw = lines[i]
+    line = raw.strip()
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    if (m := _ROMAN_HEAD.match(line)) and _roman(m.group(1)) == seen.roman + 1:
+        title, end = line, i + 1
+        following = nxt.strip()
+        if line.endswith(",") and following.isupper() and len(following) <= 60:
+            title, end = f"{line} {following}", i + 2  # "IV. FLOATS: FIGURES," / "TABLES"
+        rest = title[len(m.group(1)) + 1:].strip()
+        if _title_ok(rest.rstrip(".") if rest.isupper() else rest):  # "...VIDEOS, ETC."
+            seen.roman, seen.letter, seen.num = seen.roman + 1, 0, None
+            return _Heading(i, end, 0.5, title)
+    if (m := _LETTER_NUMBERED.match(line)) and seen.letter \
+            and ord(m.group(1)) - 64 == seen.letter:  # under "A. Standard Resolution ..."
+        num = tuple(int(x) for x in m.group(2).split("."))
+        if (_title_ok(m.group(3)) and _plausible_next(seen.sub, num)
+                and not _runs_on(raw, m.start(3), nxt, wrap)):
+            seen.sub = num
+            return _Heading(i, i + 1, 1.0 + len(num), line)
+        return None
+    if (m := _LETTER_HEAD.match(line)) and ord(m.group(1)) - 64 == seen.letter + 1 \
+            and (seen.roman or seen.letter or m.group(1) == "A") and _title_ok(m.group(2)):
+        seen.letter, seen.num, seen.sub = seen.letter + 1, None, None
+        return _Heading(i, i + 1, 0.75, line)
+    if m := _NUMBERED.match(line):
+        return _numbered_heading(lines, i, m, wrap, seen)
+    if m := _CHAPTER.match(line):
+        return _chapter_heading(line, i, m, nxt, seen)
+    if len(line) <= 40 and not _SENTENCE_END.search(line):
+        for pattern, rank in _ZH_HEADINGS:
+            if pattern.match(line):
+                return _Heading(i, i + 1, rank, line)
+    return None
+
+
+def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
+                      seen: _Numbering) -> _Heading | None:
+    """A numbered heading ("2.3 Title"; m is _NUMBERED's match of line i), or a run-in one
+    ("2. Title. Body text")."""
+    raw = lines[i]
+    line = raw.strip()
+    nxt = lines[i + 1] if i + 1 < len(lines) else ""
+    num = tuple(int(x) for x in m.group(1).split("."))
+    indent = len(raw) - len(raw.lstrip())
+    if (not _plausible_next(seen.num, num)
+            or (seen.num and len(num) <= len(seen.num) and indent > seen.indent + 1)
+            or _continues_above(lines[i - 1] if i else "", raw, wrap)):
+        return None
+    if run_in := _RUN_IN.fullmatch(m.group(2)):
+        if _run_in_title(run_in.group(1)):  # "2. Grant of Copyright License. Subject"
+            seen.num, seen.indent = num, indent
+            title = line[:m.start(2)] + run_in.group(1) + "."
+            end = i if run_in.group(2) else i + 1  # the run-in text stays in the body
+            return _Heading(i, end, float(len(num)), title)
+    if _title_ok(m.group(2)) and not _runs_on(raw, m.start(2), nxt, wrap):
+        seen.num, seen.indent = num, indent
+        return _Heading(i, i + 1, float(len(num)), line)
+    return None
+
+
+def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
+                     seen: _Numbering) -> _Heading | None:
+    """A chapter or part heading ("Chapter 3 Binary packages", "Part II"), or "Chapter 3" with
+    its title on the next line."""
+    rest = m.group(3)
+    if rest and not _title_ok(rest):
+        return None
+    if m.group(2).isdigit():
+        seen.num = (int(m.group(2)),)
+    title, end = line, i + 1
+    if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
+        title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"
+    rank = 0.0 if m.group(1).lower() == "part" else 0.5 if seen.roman else 1.0
+    return _Heading(i, end, rank, title)
 
 
 # ---- headings from a PDF outline ------------------------------------------------------------
