@@ -92,6 +92,13 @@ def m006_windows(db: Database) -> None:
     db["window_docs"].create({"doc_id": int}, pk="doc_id")
 
 
+@migrations()
+def m008_comparisons(db: Database) -> None:
+    # A session's comparisons of two versions (docchat.context.compare), shown again on reload.
+    db["comparisons"].create({"session_id": str, "old_id": int, "new_id": int, "data": str,
+                              "created_at": float}, pk=("session_id", "old_id", "new_id"))
+
+
 @dataclass(frozen=True)
 class Turn:
     id: int
@@ -305,6 +312,7 @@ class SessionStore:
         with self.db.conn:
             self.db.execute("DELETE FROM turns WHERE session_id = ?", [session_id])
             self.db.execute("DELETE FROM session_documents WHERE session_id = ?", [session_id])
+            self.db.execute("DELETE FROM comparisons WHERE session_id = ?", [session_id])
             self.db.execute("DELETE FROM sessions WHERE id = ?", [session_id])
 
     def attach(self, session_id: str, doc_id: int) -> None:
@@ -371,6 +379,25 @@ class SessionStore:
         self.db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?",
                         [time.time(), session_id])
         self.db.conn.commit()
+
+    # --- comparisons -----------------------------------------------------------------
+    def put_comparison(self, session_id: str, old_id: int, new_id: int, data: dict) -> None:
+        """Store (or replace) a session's comparison of two documents (Comparison.to_dict)."""
+        with self.db.conn:
+            self.db.execute("INSERT OR REPLACE INTO comparisons (session_id, old_id, new_id,"
+                            " data, created_at) VALUES (?, ?, ?, ?, ?)",
+                            [session_id, old_id, new_id, json.dumps(data, ensure_ascii=False),
+                             time.time()])
+
+    def get_comparison(self, session_id: str, old_id: int | None = None,
+                       new_id: int | None = None) -> dict | None:
+        """The session's comparison of these documents (its latest when not given), or None."""
+        sql, params = "SELECT data FROM comparisons WHERE session_id = ?", [session_id]
+        if old_id is not None and new_id is not None:
+            sql += " AND old_id = ? AND new_id = ?"
+            params += [old_id, new_id]
+        row = self.db.execute(sql + " ORDER BY created_at DESC LIMIT 1", params).fetchone()
+        return json.loads(row[0]) if row else None
 
     # --- summaries -------------------------------------------------------------------
     def save_summary(self, doc_id: int, settings_key: str, markdown: str,
