@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{overall['pdftotext_pages_s']:13.0f} {overall['ratio']:6.2f}")
     print("ratio = docchat pages/s / pdftotext pages/s (medians of " + str(args.repeat)
           + " runs); docchat includes "
-          + ("the SQLite store step" if open_store else "no store step (docchat.library.store not ready)")
+          + ("the SQLite store step" if open_store
+             else "no store step (docchat.library.store not ready)")
           + f"; pdftotext uses 1 core, docchat the 'cores' column; load average "
             f"{load_before:.1f} -> "
           + f"{os.getloadavg()[0]:.1f} on {parallel.cores()} cores")
