@@ -28,9 +28,9 @@ import random
 import statistics
 import time
 
-from docchat.backends import GenerationRequest, Message, get_backend
 from docchat.answer.pacing import Pacer, split_words
 from docchat.answer.presets import get_preset
+from docchat.backends import GenerationRequest, Message, get_backend
 
 PROMPT = (
     "Write a few short paragraphs about how rivers shape the land. Use full sentences, "

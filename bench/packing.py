@@ -53,9 +53,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docchat.context import prompts
 from docchat.backends import Message
 from docchat.config import Settings
+from docchat.context import prompts
 from docchat.context.packing import pack
 from docchat.library.store import SessionStore
 from ingest import load_document

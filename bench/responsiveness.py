@@ -39,12 +39,12 @@ import threading
 import time
 from pathlib import Path
 
-from docchat.context import embeddings
+from docchat.answer.qa import ask, choose_budget
 from docchat.backends import GenerationRequest, Message
 from docchat.config import Settings
-from docchat.library.documents import ingest_path
+from docchat.context import embeddings
 from docchat.context.packing import prefix_messages
-from docchat.answer.qa import ask, choose_budget
+from docchat.library.documents import ingest_path
 from docchat.library.store import SessionStore
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 from sqlite_utils import Database  # noqa: E402
 
 from docchat.backends import get_backend  # noqa: E402
-from docchat.summaries.batch import summarize_folder  # noqa: E402
 from docchat.library.store import SessionStore  # noqa: E402
+from docchat.summaries.batch import summarize_folder  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 DEFAULT_FILES = ["pdf/lppl.pdf", "pdf/sample-sigconf.pdf", "pdf/apssamp.pdf",

@@ -158,9 +158,9 @@ def scripted_app(monkeypatch) -> Iterator[None]:
     the cached resources start empty; afterwards the summary runs still going are stopped."""
     import streamlit as st
 
-    from docchat.ui import summaries as summary_ui
     from docchat.backends import BACKENDS
     from docchat.config import Settings
+    from docchat.ui import summaries as summary_ui
 
     monkeypatch.setitem(BACKENDS, "scripted", "factories:Scripted")
     monkeypatch.setenv("DOCCHAT_BACKEND", "scripted")

@@ -36,9 +36,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
+from docchat.answer.metrics import AnswerMetrics, compute_metrics
 from docchat.backends import GenerationRequest, GenerationStats
 from docchat.errors import DocchatError
-from docchat.answer.metrics import AnswerMetrics, compute_metrics
 from ingest.segment import cut_words
 
 logger = logging.getLogger(__name__)

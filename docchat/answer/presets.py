@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Iterable, Iterator
 
+from docchat.answer.pacing import Pacer, PacingConfig
 from docchat.backends import GenerationRequest, Message
 from docchat.errors import DocchatError
-from docchat.answer.pacing import Pacer, PacingConfig
 
 # GenerationRequest fields a preset may set; the rest of a request belongs to the caller.
 GENERATION_FIELDS = ("max_new_tokens", "temperature", "top_p", "repetition_penalty", "do_sample")

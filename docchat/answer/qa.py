@@ -14,13 +14,13 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Callable, Iterator, Sequence
 
+from docchat.answer.pacing import Pacer
+from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
-from docchat.errors import ContextTooLong
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
-from docchat.answer.pacing import Pacer
 from docchat.context.packing import PackedContext, normalize_passages, pack, prefix_tokens
-from docchat.answer.presets import Preset, get_preset
+from docchat.errors import ContextTooLong
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)

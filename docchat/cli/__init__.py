@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from docchat.context import embeddings
 from docchat.cli.summarize import summarize_command
 from docchat.config import Settings
+from docchat.context import embeddings
 from docchat.errors import DocchatError
 from docchat.library.documents import IngestResult, ingest_path, supported_files
 from docchat.library.store import SessionStore

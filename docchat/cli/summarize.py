@@ -87,8 +87,8 @@ def summarize_command(folder, out_dir, pattern, backend, model, base_url, concur
     document succeeded, 1 when any failed.
     """
     from docchat.backends import get_backend
-    from docchat.summaries.batch import INDEX_NAME, find_documents, summarize_folder
     from docchat.library.store import SessionStore
+    from docchat.summaries.batch import INDEX_NAME, find_documents, summarize_folder
 
     settings = Settings.from_env(db_path=db, backend=backend, model=model, base_url=base_url,
                                  max_new_tokens=max_tokens, max_concurrency=concurrency)

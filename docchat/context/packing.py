@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from itertools import islice, takewhile
 from typing import Callable, Iterator, Protocol, Sequence
 
-from docchat.context import prompts
 from docchat.backends import Message
+from docchat.context import prompts
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.embeddings import Embedder, EmbeddingStore
-from docchat.errors import ContextTooLong
 from docchat.context.outline import (
     STRUCTURE_PARTS,
     build_outline,
@@ -47,6 +46,7 @@ from docchat.context.retrieval import (
     refers_back,
     window_scores,
 )
+from docchat.errors import ContextTooLong
 from ingest.document import Document
 from ingest.tokens import tokenizer_name
 

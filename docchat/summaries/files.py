@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from docchat.summaries.batch import INDEX_NAME, find_documents
 from docchat.errors import DocchatError
+from docchat.summaries.batch import INDEX_NAME, find_documents
 
 logger = logging.getLogger(__name__)
 

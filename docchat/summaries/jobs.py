@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from docchat.backends import Backend, GenerationQueue
+from docchat.errors import DocchatError
 from docchat.summaries.batch import (
     CONCURRENT_BACKENDS,
     DocResult,
@@ -28,7 +29,6 @@ from docchat.summaries.batch import (
     StoredDocument,
     summarize_folder,
 )
-from docchat.errors import DocchatError
 from docchat.watch import Watched
 
 logger = logging.getLogger(__name__)

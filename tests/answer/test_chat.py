@@ -6,8 +6,6 @@ import time
 
 import pytest
 
-from docchat.backends import GenerationRequest, Message
-from docchat.backends.echo import EchoBackend
 from docchat.answer.chat import (
     GENERIC_ERROR,
     Generation,
@@ -18,8 +16,10 @@ from docchat.answer.chat import (
     previous_sections,
     source_finder,
 )
-from docchat.errors import BackendUnavailable, DocchatError
 from docchat.answer.qa import ask
+from docchat.backends import GenerationRequest, Message
+from docchat.backends.echo import EchoBackend
+from docchat.errors import BackendUnavailable, DocchatError
 from docchat.library.store import SessionStore
 from ingest.document import Document, Page
 

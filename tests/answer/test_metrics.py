@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from docchat.backends import GenerationStats
 from docchat.answer.metrics import AnswerMetrics, SideMetrics, compute_metrics, percentile
+from docchat.backends import GenerationStats
 
 SIDE_KEYS = {"ttft_ms", "itl_ms_mean", "itl_ms_p50", "itl_ms_p95", "itl_ms_std", "tokens_per_s"}
 

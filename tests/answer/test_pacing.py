@@ -10,9 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from docchat.backends import GenerationRequest, Message
-from docchat.backends.echo import EchoBackend
-from docchat.errors import BackendError, DocchatError
 from docchat.answer.pacing import (
     _BURST_SPAN,
     _CAUGHT_UP,
@@ -29,6 +26,9 @@ from docchat.answer.pacing import (
     split_words,
 )
 from docchat.answer.presets import paced
+from docchat.backends import GenerationRequest, Message
+from docchat.backends.echo import EchoBackend
+from docchat.errors import BackendError, DocchatError
 
 EVEN = dict(min_delay=0.1, max_delay=0.3, rhythm=1.0, max_lag=0)
 

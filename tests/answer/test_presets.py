@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from docchat.backends import Message
-from docchat.errors import DocchatError
 from docchat.answer.pacing import Pacer
 from docchat.answer.presets import GENERATION_FIELDS, PRESETS, get_preset
+from docchat.backends import Message
+from docchat.errors import DocchatError
 
 
 @pytest.mark.parametrize("name, lo, hi, rhythm, gen", [

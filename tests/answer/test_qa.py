@@ -5,10 +5,10 @@ import threading
 import pytest
 from factories import RecordingBackend, titled_doc
 
+from docchat.answer.qa import MIN_PROMPT_BUDGET, ask, dense_ready, resolve_preset
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
-from docchat.answer.qa import MIN_PROMPT_BUDGET, ask, dense_ready, resolve_preset
 from ingest.document import Document
 
 
@@ -230,9 +230,9 @@ def test_question_does_not_wait_for_section_vectors_still_being_computed(monkeyp
 
 
 def test_follow_up_budget_counts_only_new_tokens():
+    from docchat.answer.qa import FOLLOWUP_NEW_SHARE
     from docchat.context.packing import prefix_tokens
     from docchat.context.prompts import label
-    from docchat.answer.qa import FOLLOWUP_NEW_SHARE
 
     backend = EchoBackend(context_window=8192)
     backend.prefill_rate = lambda: 150.0

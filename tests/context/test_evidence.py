@@ -1,7 +1,6 @@
 """Evidence first: the packed sections' sentences that best match the question."""
 from __future__ import annotations
 
-from docchat.ui.render import evidence_markdown
 from docchat.context.evidence import (
     Evidence,
     find_evidence,
@@ -9,6 +8,7 @@ from docchat.context.evidence import (
     split_sentences,
     to_dicts,
 )
+from docchat.ui.render import evidence_markdown
 from ingest.document import Block, Document, Page, Section
 
 

@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from docchat.context import packing
-from docchat.context import prompts
 from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
-from docchat.errors import ContextTooLong
+from docchat.context import packing, prompts
 from docchat.context.packing import PackedContext, pack, split_history
 from docchat.context.retrieval import SectionIndex
+from docchat.errors import ContextTooLong
 from ingest.document import Block, Document, Page, Section
 
 FILLER = ("The system keeps its records in plain files that the administrator can read "

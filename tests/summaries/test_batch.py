@@ -11,6 +11,7 @@ import pytest
 from factories import Down, Interrupting, ParallelBackend, RecordingBackend
 
 from docchat.backends.echo import EchoBackend
+from docchat.errors import BackendUnavailable
 from docchat.summaries.batch import (
     DocResult,
     find_documents,
@@ -20,7 +21,6 @@ from docchat.summaries.batch import (
     summarize_folder,
     zip_summaries,
 )
-from docchat.errors import BackendUnavailable
 
 DATA = Path(__file__).parent.parent / "data" / "summarize"
 
@@ -213,8 +213,8 @@ def test_index_names_relative_to_the_common_folder_even_for_mixed_paths(tmp_path
 
 
 def test_stored_documents_are_summarised_without_their_files(folder, store, tmp_path):
-    from docchat.summaries.batch import StoredDocument
     from docchat.library.documents import ingest_path
+    from docchat.summaries.batch import StoredDocument
 
     copy = tmp_path / "gone" / "BSD.txt"
     copy.parent.mkdir()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from factories import Chars, blocks_doc, titled_doc
 
-from docchat.summaries.grouping import group_sections, render_section
 from docchat.context.passages import SUMMARY, Counter, Passage, page_marker, render_blocks
+from docchat.summaries.grouping import group_sections, render_section
 from ingest.document import Block, Document, Section
 
 

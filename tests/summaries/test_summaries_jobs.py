@@ -13,8 +13,8 @@ import pytest
 
 from docchat.backends import GenerationRequest, Message
 from docchat.backends.echo import EchoBackend
-from docchat.summaries.batch import StoredDocument
 from docchat.library.store import SessionStore
+from docchat.summaries.batch import StoredDocument
 from docchat.summaries.files import (
     FolderRefused,
     collections,

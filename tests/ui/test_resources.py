@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from docchat.ui import resources
 from docchat.errors import DocumentError
+from docchat.ui import resources
 
 
 @pytest.fixture

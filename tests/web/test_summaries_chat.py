@@ -9,10 +9,10 @@ import pytest
 from factories import SCRIPT, Scripted
 from streamlit.testing.v1 import AppTest
 
-from docchat.ui import summaries as summary_ui
-from docchat.summaries.batch import settings_key
 from docchat.config import Settings
 from docchat.library.store import SessionStore
+from docchat.summaries.batch import settings_key
+from docchat.ui import summaries as summary_ui
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DATA = Path(__file__).parent.parent / "data" / "summarize"

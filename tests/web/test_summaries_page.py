@@ -13,10 +13,10 @@ from factories import SCRIPT, Scripted
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from docchat.ui import summaries as summary_ui
 from docchat.config import Settings
 from docchat.library.store import SessionStore
 from docchat.library.uploads import ingest_upload
+from docchat.ui import summaries as summary_ui
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "1_Summaries.py")
