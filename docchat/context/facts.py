@@ -1,0 +1,273 @@
+"""What an answer's statement asserts, for the claim checker (claims.py): sentence spans of
+English and Chinese text, citation markers, the facts that must occur in a statement's support
+(numbers with their units, names and defined terms), negation polarity, and the sentences that
+state no fact at all ("The document does not say.", "I hope this helps", "文档中没有提到")."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from docchat.context.citations import MARKER
+from docchat.context.retrieval import STOPWORDS
+from ingest.segment import terms
+
+# Sentence ends. Chinese ones always; Latin ones before whitespace and a sentence opener,
+# except after an abbreviation or an initial. Blank lines and list items end a sentence too;
+# a single line break inside prose does not ("We measured less than a\n1% increase").
+_CJK_END = re.compile(r"[。！？；][”’\"')）】]*")
+_LATIN_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[\x00A-Z0-9\u4e00-\u9fff])")
+_BREAK = re.compile(r"\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)])[ \t]+\S)")
+_ABBREV = re.compile(
+    r"(?:\b(?:e\.g|i\.e|et al|etc|cf|vs|viz|approx|fig|figs|eq|eqs|sec|secs|ch|no|nos|vol|"
+    r"pp?|dr|mr|mrs|ms|prof|inc|ltd|jr|sr|st|resp|ref|refs|art|para)|(?<![\w.])[A-Z])\.$",
+    re.IGNORECASE)
+# A list item's marker at the start of a line: "- ", "* ", "1. ", "2) ", "•".
+BULLET = re.compile(r"[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)、]|[(（]\d{1,3}[)）])[ \t]+")
+
+
+def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of text, whitespace trimmed, empty ones dropped. lines:
+    every line break ends a sentence (answers); else only blank lines and list items do
+    (passages, whose lines are wrapped prose)."""
+    cuts = {0, len(text)}
+    for m in _CJK_END.finditer(text):
+        cuts.add(m.end())
+    for m in _LATIN_END.finditer(text):
+        if not _ABBREV.search(text, max(0, m.start() - 8), m.start() + 1):
+            cuts.add(m.end())
+    for m in (re.finditer(r"\n", text) if lines else _BREAK.finditer(text)):
+        cuts.add(m.start())
+        cuts.add(m.end())
+    bounds = sorted(cuts)
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def masked(text: str) -> str:
+    """text with each citation marker replaced by as many NUL characters (offsets kept), so
+    that "[p. 3]" neither ends a sentence nor counts as words."""
+    return MARKER.sub(lambda m: "\x00" * len(m.group(0)), text)
+
+
+_LABEL_SPLIT = re.compile(r"\s*[,;、，]\s*(?:pp?\.\s*)?", re.IGNORECASE)
+_RANGE = re.compile(r"^(\d{1,5})\s*[-–—~]\s*(\d{1,5})$")
+
+
+def cited_labels(text: str) -> list[str]:
+    """The page labels cited in text, lower-cased, in order: "[pp. 3-5]" gives 3, 4, 5."""
+    out: list[str] = []
+    for m in MARKER.finditer(text):
+        for part in _LABEL_SPLIT.split(m.group("labels").strip()):
+            part = part.strip().rstrip(".").lower()
+            r = _RANGE.match(part)
+            if r and 0 <= int(r.group(2)) - int(r.group(1)) < 20:
+                out += [str(n) for n in range(int(r.group(1)), int(r.group(2)) + 1)]
+            elif part:
+                out.append(part)
+    return list(dict.fromkeys(out))
+
+
+# Numbers with the unit that changes what they mean: a percentage, a factor ("10x",
+# "10 times", "10-fold", "10倍"). Digits inside words ("v2", "SmolLM2") are not facts.
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+    r"(?:\s*(%|％|percent\b|per\s?cent\b|x(?![A-Za-z])|×|times\b|-?fold\b|倍|个百分点))?",
+    re.IGNORECASE)
+_WORD_NUMBERS = {w: str(i) for i, w in enumerate(
+    "zero _ two three four five six seven eight nine ten eleven twelve".split()) if w != "_"}
+_WORD_NUMBERS.update(twenty="20", thirty="30", forty="40", fifty="50", sixty="60",
+                     seventy="70", eighty="80", ninety="90", hundred="100", thousand="1000",
+                     twice="2x", double="2x", triple="3x", half="0.5")
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9}
+# A Chinese numeral before a measure word: 三十天, 两倍, 五个 (not 一些, 统一, 万一).
+_ZH_NUMBER = re.compile(r"([零一二两三四五六七八九十百千]+)"
+                        r"(?=[天日月年周个次倍人项条页种岁元小分秒%])")
+_PERCENT = ("%", "％", "percent", "per cent", "percent", "个百分点")
+
+
+def _zh_value(s: str) -> int | None:
+    total, digit = 0, None
+    for ch in s:
+        if ch in _ZH_DIGITS:
+            digit = _ZH_DIGITS[ch]
+        else:
+            unit = {"十": 10, "百": 100, "千": 1000}[ch]
+            total += (1 if digit is None else digit) * unit
+            digit = None
+    value = total + (digit or 0)
+    return value if value >= 2 or len(s) > 1 else None
+
+
+def _unit(raw: str | None) -> str:
+    if not raw:
+        return ""
+    raw = " ".join(raw.lower().split())
+    return "%" if raw in _PERCENT else "x"
+
+
+def numbers(text: str) -> set[tuple[str, str]]:
+    """The numbers of text as (value, unit): "1,000" -> ("1000", ""), "2.50x" -> ("2.5",
+    "x"), "25 percent" -> ("25", "%"), "ten" -> ("10", ""), "三十天" -> ("30", "")."""
+    out: set[tuple[str, str]] = set()
+    for m in _NUMBER.finditer(text):
+        value = m.group(1).replace(",", "")
+        frac = (m.group(2) or "").rstrip("0").rstrip(".")
+        out.add((str(int(value)) + frac if value.isdigit() else value + frac, _unit(m.group(3))))
+    for m in _WORD_NUMBER.finditer(text):
+        v = _WORD_NUMBERS[m.group(1).lower()]
+        out.add((v[:-1], "x") if v.endswith("x") else (v, ""))
+    for m in _ZH_NUMBER.finditer(text):
+        v = _zh_value(m.group(1))
+        if v is not None:
+            out.add((str(v), "x" if text[m.end():m.end() + 1] == "倍" else ""))
+    return out
+
+
+def missing_numbers(claim: set[tuple[str, str]], support: set[tuple[str, str]]) -> list[str]:
+    """The claim's numbers that its support lacks: the same value with the same unit, or
+    without one on either side ("a speedup of 10" supports "10x"; "10%" does not)."""
+    out = []
+    for value, unit in sorted(claim):
+        units = {u for v, u in support if v == value}
+        if not units or (unit and unit not in units and "" not in units):
+            out.append(value + unit)
+    return out
+
+
+# Capitalised words that are names or defined terms ("SpiderMonkey", "Google", "JIT",
+# "Licensee"), not the first word of a sentence unless it could not start one (CamelCase,
+# acronyms); months and weekdays are names too.
+_NAME = re.compile(r"(?<![\w'’])([A-Z][A-Za-z0-9]*(?:[-'’][A-Za-z0-9]+)*)")
+_MONTHS = frozenset("january february march april may june july august september october "
+                    "november december monday tuesday wednesday thursday friday saturday "
+                    "sunday".split())
+_NOT_NAMES = frozenset("i a an the this that these those it its they their there here "
+                       "however also in on at for of to by with from as and or but if when "
+                       "yes no ok note see table figure section chapter page appendix".split())
+
+
+def names(text: str) -> set[str]:
+    """The names and defined terms in text, lower-cased (see _NAME)."""
+    out: set[str] = set()
+    starts = {a for a, _ in sentence_spans(text, lines=True)}
+    for m in _NAME.finditer(text):
+        word = m.group(1)
+        low = word.lower()
+        if low in _NOT_NAMES or len(word) < 2:
+            continue
+        at_start = m.start() in starts or _after_opening(text, m.start())
+        inner_caps = any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
+        if at_start and not inner_caps and low not in _MONTHS:
+            continue
+        out.add(low)
+    return out
+
+
+def _after_opening(text: str, i: int) -> bool:
+    """Whether position i starts a sentence after a bullet, a bold mark or a colon."""
+    before = text[max(0, i - 4):i].rstrip(" *_\"'“(")
+    return not before or before[-1] in ".:!?\n。：" or before.endswith("\x00")
+
+
+def is_month(name: str) -> bool:
+    return name in _MONTHS
+
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['’]t\b"
+    r"|不|没有|没|无需|无须|无法|无|不得|未|非|别|勿|禁止|莫", re.IGNORECASE)
+# Words that contain a negation cue but do not negate: "not only", 不同 (different), 无论.
+_NOT_NEGATION = re.compile(
+    r"\bnot only\b|\bno doubt\b|\bnonetheless\b|\bnevertheless\b|不同|不过|不仅|不断|不少|不久"
+    r"|不但|无论|并非只|未来|非常|非得|无线|除非|莫过于", re.IGNORECASE)
+
+
+def negated(text: str) -> bool:
+    """Whether text says something is not so ("does not require", 不得, 无需)."""
+    return _NEGATION.search(_NOT_NEGATION.sub(" ", text)) is not None
+
+
+# Sentences that state no fact about the documents.
+_EXEMPT = re.compile("|".join([
+    r"\b(?:i\s+hope|hope\s+(?:this|that|it)\s+helps|let\s+me\s+know|feel\s+free|"
+    r"happy\s+to\s+help|glad\s+to\s+help|(?:any\s+)?(?:other|more|further)\s+questions)\b",
+    r"^\W*(?:hello|hi|hey|thanks|thank\s+you|you['’]re\s+welcome|sure|certainly|of\s+course|"
+    r"great\s+question|good\s+question|ok(?:ay)?)\W*$",
+    r"\b(?:documents?|text|context|excerpts?|passages?|paper|sources?|manual|files?|report|"
+    r"information|materials?)\b[^.]*\b(?:not|no|n['’]t|neither)\b[^.]*\b(?:say|said|mention|"
+    r"state|specif|contain|provide|include|discuss|describ|give|cover|address|detail|answer|"
+    r"enough|found|available|inform)",
+    r"\b(?:not|never)\s+(?:mentioned|stated|specified|found|provided|given|discussed|covered|"
+    r"described|addressed)\s+in\s+the\b",
+    r"\bi\s+(?:can['’]?not|can['’]t|do\s+not|don['’]t|am\s+unable|['’]m\s+unable|could\s+not|"
+    r"couldn['’]t)\s+(?:find|answer|determine|see|tell|say|confirm)",
+    r"\b(?:no|not\s+enough|insufficient)\s+information\b",
+    r"(?:文档|文件|资料|上下文|材料|原文|文中|手册)\S{0,6}(?:没有|未|并未|没)\S{0,4}"
+    r"(?:提到|提及|说明|涉及|给出|介绍|包含|记载|描述|相关)",
+    r"无法(?:回答|确定|找到|判断)|没有(?:相关|足够|具体)?(?:的)?信息|未(?:提及|提到|说明)",
+    r"希望(?:这|以上|对你|对您|能|我的)|^\W*(?:你好|您好|谢谢|不客气|好的)\W*$|如有(?:其他|任何)",
+]), re.IGNORECASE)
+_LEAD_IN = re.compile(r"^\W*(?:#{1,6}\s.*|[^.!?。！？]{0,60}[:：]\W*|\*\*[^*]{0,60}\*\*\W*)$")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one statement asserts: its words (without citation markers) and its facts."""
+    text: str
+    numbers: frozenset
+    names: frozenset
+    negated: bool
+
+
+def claim(text: str) -> Claim:
+    text = " ".join(text.replace("\x00", " ").split())
+    return Claim(text, frozenset(numbers(text)), frozenset(names(text)), negated(text))
+
+
+def exempt(text: str, has_terms: bool) -> bool:
+    """Whether a statement states no fact: no content words and no number, a courtesy, a
+    lead-in line ("Here are the speedups:", "## Summary") or "the document does not say"."""
+    text = " ".join(text.replace("\x00", " ").split())
+    if not has_terms and not numbers(text):
+        return True
+    if _LEAD_IN.match(text) and not numbers(text):
+        return True
+    return _EXEMPT.search(text) is not None
+
+
+# --- statements --------------------------------------------------------------------------
+
+def split_statements(answer: str) -> list[tuple[int, int, list[str]]]:
+    """(start, end, cited labels) of each statement of an answer: its sentences and list
+    items, without list markers; markers that open a sentence ("10x. [p. 1] The ...") are
+    cited by the sentence before."""
+    work = masked(answer)
+    out: list[tuple[int, int, list[str]]] = []
+    for a, b in sentence_spans(work, lines=True):
+        lead = a
+        while lead < b and (work[lead] == "\x00" or work[lead].isspace()):
+            lead += 1
+        if lead > a and out and answer[out[-1][1]:a].strip() == "":
+            out[-1] = (out[-1][0], out[-1][1], out[-1][2] + cited_labels(answer[a:lead]))
+        bullet = BULLET.match(work, lead)
+        start = bullet.end() if bullet else lead
+        if start >= b or not work[start:b].replace("\x00", "").strip(" *_#>.,;:"):
+            continue
+        out.append((start, b, cited_labels(answer[start:b])))
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """The words of text that name something: jieba words and lower-cased words, without
+    question and function words, in order, unique."""
+    words = [t for t in terms(text) if t not in STOPWORDS and t.strip()]
+    return list(dict.fromkeys(words))
