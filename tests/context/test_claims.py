@@ -1,0 +1,154 @@
+"""The claim checker: statements of an answer matched to the passages the model was given."""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from docchat.context import dictionary
+from docchat.context.claims import (
+    EXEMPT,
+    NOT_FOUND,
+    SUPPORTED,
+    AnswerCheck,
+    Source,
+    check_answer,
+    sources_for,
+)
+from docchat.context.facts import numbers, split_statements
+from ingest.document import Block, Document, Page, Section
+
+PAGE_1 = ("Tracing just-in-time compilers record hot loops. In our experiments we have "
+          "measured speedups of 10x and more for certain benchmark programs.")
+PAGE_10 = ("Figure 12 shows the results. TraceMonkey achieves up to the 25x speedup on "
+           "bitops-bitwise-and. The tenant must pay the rent within 30 days of the invoice.")
+PAPER = [Source(7, "paper.pdf", 1, "1", PAGE_1, 0), Source(7, "paper.pdf", 10, "10", PAGE_10, 40)]
+ZH = [Source("合同.txt", "合同.txt", None, None,
+             "租户必须在三十天内支付租金。服务器默认监听端口 8731。本合同自2023年起生效。", 0)]
+
+
+def one(answer: str, sources=PAPER):
+    check = check_answer(answer, sources)
+    assert len(check.statements) == 1, check.statements
+    return check.statements[0]
+
+
+def test_true_statement_supported_with_page_and_span():
+    s = one("The authors measured speedups of 10x and more for certain benchmark programs.")
+    assert s.status == SUPPORTED and s.score >= 0.6
+    assert (s.document, s.doc_id, s.page, s.label) == ("paper.pdf", 7, 1, "1")
+    # The span points at the supporting sentence, not the passage's start.
+    assert PAGE_1[s.span[0]:s.span[1]].startswith("In our experiments we have measured")
+    s10 = one("TraceMonkey reaches up to a 25x speedup on bitops-bitwise-and.")
+    assert s10.status == SUPPORTED and s10.page == 10
+    start = PAGE_10.index("TraceMonkey") + 40  # the source's offset in its page
+    assert s10.span[0] == start
+
+
+def test_changed_number_is_not_supported():
+    s = one("The authors measured speedups of 2.5x and more for certain benchmark programs.")
+    assert s.status == NOT_FOUND and "2.5x" in s.reason
+    assert one("The tenant must pay the rent within 60 days of the invoice.").status == NOT_FOUND
+    assert one("The tenant must pay the rent within 30 days of the invoice.").status == SUPPORTED
+
+
+def test_changed_name_is_not_supported():
+    s = one("SpiderMonkey achieves up to the 25x speedup on bitops-bitwise-and.")
+    assert s.status != SUPPORTED and "spidermonkey" in s.reason
+
+
+def test_negation_is_not_supported():
+    s = one("The tenant does not have to pay the rent within 30 days of the invoice.")
+    assert s.status == NOT_FOUND and "opposite" in s.reason
+
+
+def test_chinese_statements():
+    assert one("租户必须在三十天内支付租金。", ZH).status == SUPPORTED
+    assert one("租户必须在六十天内支付租金。", ZH).status == NOT_FOUND  # changed number
+    assert one("租户无需在三十天内支付租金。", ZH).status == NOT_FOUND  # negation
+    assert one("本合同自2024年起生效。", ZH).status == NOT_FOUND  # changed year
+    s = one("服务器默认监听端口 8731。", ZH)
+    assert s.status == SUPPORTED and s.page is None and s.label is None  # text: no pages
+    assert ZH[0].text[s.span[0]:s.span[1]] == "服务器默认监听端口 8731。"
+
+
+def test_exempt_sentences_do_not_count():
+    check = check_answer("Hello! The document does not say how long the warranty lasts. "
+                         "I hope this helps.\n文档中没有提到这一点。", PAPER)
+    assert [s.status for s in check.statements] == [EXEMPT] * 4
+    assert (check.supported, check.total) == (0, 0)
+
+
+def test_wrong_page_citation_flagged_and_correct_page_given():
+    s = one("We measured speedups of 10x and more for certain benchmark programs [p. 10].")
+    assert s.status == SUPPORTED and s.cited == ["10"]
+    assert s.citation == "wrong" and s.page == 1 and s.label == "1"
+    ok = one("We measured speedups of 10x and more for certain benchmark programs [p. 1].")
+    assert ok.citation == "ok" and ok.status == SUPPORTED
+
+
+def test_marker_after_the_full_stop_belongs_to_the_sentence_before():
+    answer = "Speedups reach 10x for certain benchmark programs. [p. 1] The rent is due in 30 days."
+    spans = split_statements(answer)
+    assert [answer[a:b] for a, b, _ in spans] == [
+        "Speedups reach 10x for certain benchmark programs.", "The rent is due in 30 days."]
+    assert [c for _, _, c in spans] == [["1"], []]
+
+
+def test_list_items_and_fabrications():
+    answer = ("The results:\n- TraceMonkey achieves up to the 25x speedup on bitops-bitwise-and "
+              "[p. 10]\n- The authors work with a team at Google on the SpiderMonkey JIT.")
+    check = check_answer(answer, PAPER)
+    statuses = [s.status for s in check.statements]
+    assert statuses == [EXEMPT, SUPPORTED, NOT_FOUND]
+    assert check.statements[1].text.startswith("TraceMonkey")  # the list marker left out
+    assert (check.supported, check.total) == (1, 2)
+    assert AnswerCheck.from_dict(check.to_dict()) == check
+
+
+def test_bad_input_gives_a_clear_result():
+    empty = check_answer("", PAPER)
+    assert (empty.statements, empty.supported, empty.total) == ([], 0, 0)
+    no_sources = check_answer("The speedup is 10x.", [])
+    assert no_sources.statements[0].status == NOT_FOUND
+    # An answer in another language than the documents: matched through the dictionary
+    # (CC-CEDICT) where it is installed, and its numbers still checked.
+    same = one("租户必须在三十天内支付租金。")
+    assert same.status == (SUPPORTED if dictionary.available() else NOT_FOUND)
+    assert same.page == (10 if dictionary.available() else None)
+    assert one("租户必须在六十天内支付租金。").status == NOT_FOUND
+
+
+def test_numbers_with_units():
+    assert numbers("1,000 users, 2.50x faster, 25 percent, ten days") == {
+        ("1000", ""), ("2.5", "x"), ("25", "%"), ("10", "")}
+    assert numbers("SmolLM2 v3") == set()
+    s = one("Speedups of 10% were measured for certain benchmark programs.")
+    assert s.status == NOT_FOUND  # 10x in the passage, not 10%
+
+
+def test_sources_for_locates_blocks_in_their_pages():
+    pages = [Page(1, "Intro\nWe measured less than a", "i"), Page(2, "1% increase in runtime.")]
+    block = Block("prose", "We measured less than a\n1% increase in runtime.", 1)
+    doc = Document("p.pdf", "s", "p.pdf", "pdf", pages,
+                   [Section(0, ("Intro",), 1, 1, 2, "prose", (Block("heading", "Intro", 1),
+                                                              block))], id=4)
+    context = SimpleNamespace(passages=[(4, 0, None)], sections=[(4, 0)])
+    sources = sources_for(context, [doc])
+    assert [(s.page, s.label, s.text, s.offset) for s in sources] == [
+        (1, "i", "We measured less than a", 6), (2, "2", "1% increase in runtime.", 0)]
+    # A sentence cut at the page break is still found whole, on the page it starts on.
+    s = one("We measured less than a 1% increase in runtime.", sources)
+    assert s.status == SUPPORTED and s.page == 1 and s.span == (6, 29)
+
+
+def test_thousand_token_answer_is_fast():
+    sentences = [f"Component {i} handles {i * 7} requests per second on node {i % 13}."
+                 for i in range(400)]
+    sources = [Source(1, "big.txt", None, None, " ".join(sentences[k:k + 20]), 0)
+               for k in range(0, 400, 20)]
+    answer = " ".join(sentences[::8] + ["It was tested in 2024 by the Berlin team."] * 10)
+    check_answer(answer, sources)  # warm the stem cache
+    t = time.perf_counter()
+    check = check_answer(answer, sources)
+    assert time.perf_counter() - t < 2.0  # generous: the 200 ms figure is in bench/answers.py
+    assert check.supported == 50 and check.total == 60
