@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
+from docchat.cli.compare import compare_command
 from docchat.cli.summarize import summarize_command
+from docchat.cli.verify import verify_command
 from docchat.config import Settings
 from docchat.context import embeddings
 from docchat.errors import DocchatError
@@ -292,6 +294,8 @@ def _read_history(history_file) -> list:
 
 
 cli.add_command(summarize_command)
+cli.add_command(verify_command)
+cli.add_command(compare_command)
 
 
 def main() -> None:

@@ -216,8 +216,10 @@ def _align(a: list[_View], b: list[_View], policy: ComparePolicy) -> dict[int, i
     used: set[int] = set()
     for j, v in enumerate(b):  # 1. the same text
         free = [i for i in by_digest.get(v.digest, ()) if i not in used] if v.body else []
-        if free:
-            i = next((i for i in free if a[i].title == v.title), free[0])
+        if free:  # a text found twice: the same heading first, then the nearest place
+            at = j * len(a) / max(1, len(b))
+            i = min(free, key=lambda i: (a[i].path != v.path, a[i].title != v.title,
+                                         abs(i - at)))
             match[j] = i
             used.add(i)
     for key in ("path", "title"):  # 2. the same heading, unique on both sides
@@ -273,7 +275,8 @@ def _by_content(a: list[_View], b: list[_View], match: dict[int, int], used: set
 def _in_gaps(a: list[_View], b: list[_View], match: dict[int, int], used: set[int],
              policy: ComparePolicy) -> None:
     """Pair what is left between the same two aligned neighbours, in order, when alike."""
-    anchors = sorted((j, i) for j, i in match.items())
+    moved = _moved(match)  # anchors in order only: a moved pair would cross the gaps
+    anchors = sorted((j, i) for j, i in match.items() if j not in moved)
     bounds = [(-1, -1)] + anchors + [(len(b), len(a))]
     for (j0, i0), (j1, i1) in zip(bounds, bounds[1:]):
         olds = [i for i in range(i0 + 1, i1) if i not in used]

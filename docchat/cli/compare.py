@@ -1,0 +1,130 @@
+"""`python -m docchat compare OLD NEW`: what changed between two versions of a document."""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import click
+
+from docchat.context.compare import Comparison, Pair, compare
+from docchat.context.redline import shortened, to_html, to_text
+from docchat.errors import DocchatError
+
+SAME = "No differences: the two documents have the same sections and the same text."
+DIFFERENT = ("These look like different documents: only {share:.0%} of their text aligned "
+             "(and {overlap:.0%} of the shorter one's phrases recur in the other). Compare two "
+             "versions of one document; --json lists every pair anyway.")
+
+
+def pages(pair_side) -> str:
+    if pair_side is None:
+        return "–"
+    first, last = pair_side.pages[0], pair_side.pages[-1]
+    return f"p. {first}" if first == last else f"p. {first}-{last}"
+
+
+def describe(c: Comparison) -> str:
+    """The headline: counts per status, share aligned, time."""
+    s = c.summary()
+    counts = ", ".join(f"{s[k]} {k}" for k in ("changed", "moved", "added", "removed",
+                                               "unchanged"))
+    return f"{c.old_name} -> {c.new_name}: {counts} (aligned {c.aligned:.0%}, {c.seconds:.2f} s)"
+
+
+def text_report(c: Comparison) -> str:
+    """Changed pairs with their pages and a word redline; the unchanged ones counted."""
+    lines = [describe(c)]
+    if c.verdict == "same":
+        return "\n".join(lines + [SAME])
+    if c.verdict == "different":
+        return "\n".join(lines + [DIFFERENT.format(share=c.aligned, overlap=c.overlap)])
+    for p in c.changed:
+        lines.append("")
+        lines.append(f"{p.status:<9} {p.heading}  (old {pages(p.old)}, new {pages(p.new)})")
+        if p.old and p.new and p.old.heading != p.new.heading:
+            lines.append(f"          was: {p.old.heading}")
+        if p.ops:
+            lines.append("    " + to_text(shortened(p.ops)).replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+def html_report(c: Comparison) -> str:
+    """A standalone HTML page: each change redlined with its pages, unchanged folded."""
+    e = html.escape
+    body = [f"<h1>{e(c.old_name)} → {e(c.new_name)}</h1>", f"<p>{e(describe(c))}</p>"]
+    if c.verdict == "same":
+        body.append(f"<p>{e(SAME)}</p>")
+    elif c.verdict == "different":
+        body.append(f"<p><strong>{e(DIFFERENT.format(share=c.aligned, overlap=c.overlap))}"
+                    "</strong></p>")
+    else:
+        for p in c.changed:
+            body.append(_html_pair(p))
+    unchanged = [p for p in c.pairs if p.status == "unchanged"]
+    if unchanged:
+        items = "".join(f"<li>{e(p.heading)} (old {e(pages(p.old))}, new {e(pages(p.new))})"
+                        "</li>" for p in unchanged)
+        body.append(f"<details><summary>{len(unchanged)} unchanged sections</summary>"
+                    f"<ul>{items}</ul></details>")
+    return ("<!doctype html><html><head><meta charset='utf-8'>"
+            f"<title>{e(c.old_name)} → {e(c.new_name)}</title><style>body{{font-family:"
+            "sans-serif;max-width:60em;margin:2em auto;line-height:1.5}} section{{border-top:"
+            "1px solid #ccc;padding:.5em 0}}</style></head><body>"
+            + "\n".join(body) + "</body></html>\n")
+
+
+def _html_pair(p: Pair) -> str:
+    e = html.escape
+    head = f"<h2>{e(p.status)}: {e(p.heading)}</h2><p>old {e(pages(p.old))} · new " \
+           f"{e(pages(p.new))}</p>"
+    if p.status == "added":
+        return f"<section>{head}<p>(new section)</p></section>"
+    if p.status == "removed":
+        return f"<section>{head}<p>(section removed)</p></section>"
+    return f"<section>{head}<p>{to_html(shortened(p.ops)) or '(same text)'}</p></section>"
+
+
+@click.command("compare")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print every aligned pair as JSON instead of text.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the redline as a standalone HTML page here.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite database (default: data/docchat.db or $DOCCHAT_DB).")
+@click.option("--password", help="Password for encrypted PDFs (both files).")
+def compare_command(old, new, as_json, html_out, db, password) -> None:
+    """Compare two versions of a document: sections aligned, changes redlined.
+
+    Renumbered and moved sections still match. Each pair is unchanged, changed (with the
+    inserted and deleted text), moved, added or removed, with its pages in both versions.
+    """
+    from docchat.cli import _documents_for, _open_store, _settings
+
+    settings = _settings(db)
+    try:
+        store = _open_store(settings)
+        old_doc, new_doc = _documents_for([old, new], settings, store, password)
+        result = compare(old_doc, new_doc)
+    except DocchatError as e:
+        raise click.ClickException(str(e)) from None
+    if html_out is not None:
+        html_out.write_text(html_report(result), encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps(schema(result), ensure_ascii=False))
+    else:
+        click.echo(text_report(result))
+
+
+def schema(c: Comparison) -> dict:
+    """The JSON of issue 24: pairs (status, old/new heading and pages, inserted, deleted)
+    and summary, plus the verdict and the share aligned."""
+    def side(s) -> dict | None:
+        return None if s is None else {"heading": s.heading, "pages": list(s.pages)}
+
+    return {"pairs": [{"status": p.status, "old": side(p.old), "new": side(p.new),
+                       "inserted": p.inserted, "deleted": p.deleted} for p in c.pairs],
+            "summary": c.summary(), "verdict": c.verdict, "aligned": round(c.aligned, 3),
+            "old": c.old_name, "new": c.new_name, "seconds": round(c.seconds, 3)}
