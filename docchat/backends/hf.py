@@ -21,6 +21,10 @@ CHATGLM_TRANSFORMERS = "4.40.2"  # the last release ChatGLM3's remote code runs 
 MAX_CHUNK = 2048  # prompt tokens in one forward pass at most (GPU memory for activations)
 
 
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
 def _is_oom(error: BaseException) -> bool:
     import torch
 
@@ -96,6 +100,7 @@ class HFBackend(StreamingBackend):
         self.stop_token_ids = self._stop_token_ids()
         self._cache = None  # past_key_values of _cache_ids
         self._cache_ids: list[int] = []
+        self._answer_at: int | None = None  # where the last answer's ids start in the cache
         # Prompt tokens per forward pass: fixed if given, else sized from the measured rate
         # to take about BATCH_SECONDS, and adapted after each chunk.
         self.prefill_chunk = prefill_chunk
@@ -153,7 +158,43 @@ class HFBackend(StreamingBackend):
 
     def reset(self) -> None:
         """Forget the KV cache."""
-        self._cache, self._cache_ids = None, []
+        self._cache, self._cache_ids, self._answer_at = None, [], None
+
+    def _spliced(self, ids: list[int]) -> list[int]:
+        """ids with the last answer as the model generated it, where the prompt re-tokenizes
+        it: the cache holds the prompt and the answer's own token ids, and the next prompt
+        renders the answer's text, which a tokenizer rarely spells with the same ids
+        (ChatGLM3 encodes each message with a dummy-prefix piece the model never generates).
+        When the new prompt starts with the last prompt and goes on with tokens whose text
+        is the answer's (whitespace aside), those tokens are replaced by the cached ones, so
+        the next turn reads only what is new, as ChatGLM3's own stream_chat does with
+        past_key_values (without re-adding [gMASK] sop). Anything else is left as it is."""
+        at, cached = self._answer_at, self._cache_ids
+        if at is None or at >= len(cached) or len(ids) <= at or ids[:at] != cached[:at]:
+            return ids
+        answer = cached[at:]
+        if ids[at:at + len(answer)] == answer:
+            return ids
+        want = _squeezed(self.tokenizer.decode(answer, skip_special_tokens=False))
+        if not want:
+            return ids
+        span = self._span_of(ids, at, want, len(answer))
+        return ids if span is None else ids[:at] + answer + ids[at + span:]
+
+    def _span_of(self, ids: list[int], at: int, want: str, hint: int) -> int | None:
+        """The most tokens from ids[at] whose text, whitespace removed, is want; None if no
+        run of them is (a binary search on the text's length, then a check)."""
+        def text(k: int) -> str:
+            return _squeezed(self.tokenizer.decode(ids[at:at + k], skip_special_tokens=False))
+
+        lo, hi = 0, min(len(ids) - at, 2 * hint + 16)
+        while lo < hi:  # the most tokens whose text is no longer than want
+            mid = (lo + hi + 1) // 2
+            if len(text(mid)) <= len(want):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo if lo and text(lo) == want else None
 
     def _crop(self, n: int) -> None:
         """Keep the first n cached positions."""
@@ -251,6 +292,7 @@ class HFBackend(StreamingBackend):
         return self.tokenizer(text[:end + len(content)])["input_ids"]
 
     def _warm(self, request: GenerationRequest, ids: list[int], interrupted) -> None:
+        ids = self._spliced(ids)
         started = time.perf_counter()
         try:
             done = self._read(ids, len(ids), request, interrupted)
@@ -276,10 +318,14 @@ class HFBackend(StreamingBackend):
         import torch
 
         stats = request.stats
+        ids = self._spliced(ids)
+        stats.prompt_tokens = len(ids)
+        self._answer_at = None
         if self._read(ids, len(ids) - 1, request, request.cancel.is_set) < len(ids) - 1:
             stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
             return  # cancelled while reading
         logits = self._forward(ids[-1:])
+        self._answer_at = len(ids)  # the answer's ids follow in the cache
         self._sync()
         seconds = time.perf_counter() - stats.prefill_started_at
         stats.prefill_ms = seconds * 1000

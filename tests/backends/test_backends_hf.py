@@ -388,3 +388,78 @@ def test_chatglm_needs_pinned_transformers(tiny, monkeypatch):
     monkeypatch.setattr(transformers, "__version__", "4.44.0")
     with pytest.raises(BackendUnavailable, match="pip install transformers==4.40.2"):
         HFBackend(model=glm, tokenizer=plain)
+
+
+# -- ChatGLM3: the cache kept across turns, the prefix never repeated ------------------
+
+chatglm_standin = pytest.importorskip("tests.backends.chatglm_standin")
+GLM_TURN_1 = [Message("system", "Answer from the excerpts. [p. 3] Rivers carry silt."),
+              Message("user", "What do rivers carry?")]
+
+
+def glm_backend(*replies):
+    model = chatglm_standin.GLMModel(replies=[chatglm_standin.reply_ids(r) for r in replies])
+    return HFBackend(model=model, tokenizer=chatglm_standin.GLMTokenizer(), probe_tokens=0,
+                     prefill_chunk=16)
+
+
+def test_chatglm_prompt_is_build_chat_input_with_the_prefix_once():
+    backend = glm_backend()
+    tokenizer = backend.tokenizer
+    assert backend.stop_token_ids == [2, 64795, 64797]
+    history = GLM_TURN_1 + [Message("assistant", "Silt."), Message("user", "And floods?")]
+    ids = backend.prompt_ids(history)[0].tolist()
+    expected = tokenizer.build_chat_input(
+        "And floods?", history=[{"role": m.role, "content": m.content} for m in history[:-1]])
+    assert ids == expected["input_ids"][0].tolist()
+    prefix = [chatglm_standin.GMASK, chatglm_standin.SOP]
+    assert ids[:2] == prefix and not set(prefix) & set(ids[2:])
+    # What the official stream_chat appends to its past_key_values for the new turn alone:
+    assert tokenizer.build_chat_input("And floods?")["input_ids"][0].tolist()[:2] == prefix
+
+
+@pytest.mark.parametrize("stored", [lambda a: a, str.strip], ids=["as streamed", "stripped"])
+def test_chatglm_follow_up_runs_the_model_on_the_new_turn_only(stored):
+    backend = glm_backend("Silt and sand.", "They spread it.")
+    model, tokenizer = backend.hf_model, backend.tokenizer
+    first = ask(GLM_TURN_1, max_new_tokens=40)
+    answer = "".join(backend.stream(first))
+    assert answer == "\nSilt and sand." and first.stats.finish_reason == "stop"
+    prompt_1 = backend.prompt_ids(GLM_TURN_1)[0].tolist()
+    fed_before = len(model.fed)
+
+    follow = GLM_TURN_1 + [Message("assistant", stored(answer)), Message("user", "And floods?")]
+    second = ask(follow, max_new_tokens=40)
+    assert "".join(backend.stream(second)) == "\nThey spread it."
+    new_turn = tokenizer.build_single_message("user", "", "And floods?") + [64796]
+    fed = [t for _, t in model.fed[fed_before:]]
+    # Turn 2 reads <|user|> "\n" question <|assistant|>, then decodes; nothing before it.
+    assert fed[:len(new_turn)] == new_turn
+    assert len(fed) == len(new_turn) + len(chatglm_standin.reply_ids("They spread it."))
+    own_answer = chatglm_standin.reply_ids("Silt and sand.")
+    assert second.stats.prompt_reused == len(prompt_1) + len(own_answer)
+    # The model's sequence: [gMASK] sop once, at the start; turn 1's answer as it made it.
+    sequence = model.sequence()
+    assert sequence[:2] == [chatglm_standin.GMASK, chatglm_standin.SOP]
+    assert {chatglm_standin.GMASK, chatglm_standin.SOP}.isdisjoint(sequence[2:])
+    assert [p for p, t in model.fed if t == chatglm_standin.GMASK] == [0]
+    assert sequence[:len(prompt_1) + len(own_answer)] == prompt_1 + own_answer
+
+
+def test_chatglm_cache_that_does_not_match_is_dropped_with_the_same_logits():
+    backend = glm_backend("Silt and sand.")
+    list(backend.stream(ask(GLM_TURN_1, max_new_tokens=40)))
+    other = [Message("system", "Answer from the excerpts. [p. 9] Glaciers carve."),
+             Message("user", "What do glaciers do?")]
+    request = ask(other, max_new_tokens=1)
+    ids = backend.prompt_ids(other)[0].tolist()
+    list(backend.stream(request))
+    shared = next(i for i, (a, b) in enumerate(zip(ids, backend.prompt_ids(GLM_TURN_1)[0]))
+                  if a != int(b))
+    assert request.stats.prompt_reused == shared < len(ids) // 2
+    # The cropped (seq, batch, heads, dim) cache gives the logits a fresh read gives.
+    backend._read(ids, len(ids) - 1, ask(other), lambda: False)
+    warm = backend._forward(ids[-1:])
+    backend.reset()
+    backend._read(ids, len(ids) - 1, ask(other), lambda: False)
+    assert torch.allclose(warm, backend._forward(ids[-1:]), atol=1e-5)
