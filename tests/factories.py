@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from docchat.backends.echo import EchoBackend
+from docchat.backends.echo import _PIECE, EchoBackend
 from docchat.errors import BackendUnavailable
 from ingest.document import Block, Document, Page, Section
 
@@ -123,6 +123,16 @@ class Interrupting(RecordingBackend):
         if len(self.requests) == self.at:
             raise KeyboardInterrupt
         yield from super().stream(request)
+
+
+class Looping(RecordingBackend):
+    """Recording echo that writes `prose`, then says `loop` again and again until
+    max_new_tokens, as a small model stuck in a loop does; one piece is one token, and
+    `loop_start` is the token at which the loop begins (its first saying)."""
+
+    def __init__(self, prose: str, loop: str, **options) -> None:
+        super().__init__(reply=prose + loop * 400, **options)
+        self.loop_start = len(_PIECE.findall(prose))
 
 
 class Down(EchoBackend):

@@ -33,7 +33,7 @@ class PrefillProgress:
     known: bool = True  # False for HTTP servers: progress is not observable
 
 
-FINISH_REASONS = ("stop", "length", "cancelled", "error")
+FINISH_REASONS = ("stop", "length", "cancelled", "error", "repetition")
 
 
 @dataclass
@@ -49,6 +49,9 @@ class GenerationStats:
     prompt_reused: int = 0  # prompt tokens taken from the KV cache
     prefill_ms: float | None = None  # time spent reading the prompt (None: not observed)
     prefill_started_at: float | None = None  # time.perf_counter() when prefill began
+    # finish_reason "repetition": the stream looped from this character of its text on
+    # (what comes before says it once; docchat.backends.repetition.cut_text keeps that).
+    repetition_at: int | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from docchat.backends import (
     PrefillProgress,
     ensure_fits,
 )
+from docchat.backends.repetition import RepetitionDetector, RepetitionPolicy
 from docchat.errors import DocchatError
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,8 @@ class StreamingBackend:
     name = "?"
     model = "?"
     supports_prefetch = False
+    # A stream that loops ends with finish_reason "repetition" (None: never stopped).
+    repetition_policy: RepetitionPolicy | None = RepetitionPolicy()
 
     def __init__(self) -> None:
         self.queue = GenerationQueue()
@@ -180,16 +183,24 @@ class StreamingBackend:
                 return
             start = time.perf_counter()
             source = self._pieces(request, prepared)
+            loops = RepetitionDetector(self.repetition_policy) if self.repetition_policy \
+                else None
             try:
                 for piece in source:
                     if not piece:
                         continue
                     if stats.first_token_at is None:
                         stats.first_token_at = time.perf_counter()
+                    if loops is not None and self._loops(loops, piece, stats):
+                        head = piece[: stats.repetition_at - (len(loops.text) - len(piece))]
+                        if head:
+                            yield head  # the part of this piece before the loop
+                        break
                     yield piece
                     if request.cancel.is_set():
                         break
-                if request.cancel.is_set() and stats.finish_reason not in ("stop", "length"):
+                if request.cancel.is_set() and stats.finish_reason not in ("stop", "length",
+                                                                        "repetition"):
                     stats.stopped, stats.finish_reason = True, "cancelled"
             except GeneratorExit:
                 stats.stopped, stats.finish_reason = True, "cancelled"
@@ -201,6 +212,17 @@ class StreamingBackend:
                 source.close()  # its own finally runs now, in this thread
                 stats.finished_at = time.perf_counter()
                 self._log(stats, stats.finished_at - start)
+
+    @staticmethod
+    def _loops(loops: RepetitionDetector, piece: str, stats) -> bool:
+        """Feed the detector; on a loop, record where it starts and the finish reason. The
+        text streamed before that point (``stats.repetition_at`` characters) says what the
+        loop says once; consumers keep only it (repetition.cut_text adds the note)."""
+        if not loops.feed(piece):
+            return False
+        stats.finish_reason, stats.repetition_at = "repetition", loops.cut
+        logger.info("stream stopped: the text repeats from character %d", loops.cut)
+        return True
 
     def _log(self, stats, seconds: float) -> None:
         prefill = f", prefill {stats.prefill_ms:.0f} ms" if stats.prefill_ms is not None else ""

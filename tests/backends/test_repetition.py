@@ -1,0 +1,128 @@
+"""The loop detector on the stream: a looping backend is stopped soon after the loop
+starts; real document text (prose, lists, tables, code, Chinese) is never stopped."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from factories import Looping
+
+from docchat.backends import GenerationRequest, Message
+from docchat.backends.echo import EchoBackend
+from docchat.backends.repetition import NOTE, RepetitionDetector, cut_text, note
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+PROSE = ("The compiler records a trace of the hot loop and compiles it to machine code. "
+         "Guards check that the types seen while recording still hold. ")
+LOOP = "The system handles nested loops by recording an inner trace first. "
+LOOP_ZH = "系统通过先记录内层循环的轨迹来处理嵌套循环。"
+
+
+def ask(max_new_tokens: int = 2000) -> GenerationRequest:
+    return GenerationRequest(messages=[Message("user", "How are nested loops handled?")],
+                             max_new_tokens=max_new_tokens)
+
+
+def feed(text: str) -> RepetitionDetector:
+    """Text through a detector in word-sized pieces, as a backend streams it."""
+    detector = RepetitionDetector()
+    for piece in re.findall(r"\s*\S+|\s+", text):
+        if detector.feed(piece):
+            return detector
+    detector.finish()
+    return detector
+
+
+@pytest.mark.parametrize("loop", [LOOP, "It loops. ", LOOP_ZH, "- Item: see the table.\n"])
+def test_a_looping_backend_stops_within_64_tokens_of_the_loop(loop):
+    backend = Looping(PROSE, loop)
+    request = ask()
+    text = "".join(backend.stream(request))
+    stats = request.stats
+    assert stats.finish_reason == "repetition" and not stats.stopped
+    assert stats.completion_tokens - backend.loop_start <= 64
+    kept = text[: stats.repetition_at]
+    # Everything before the loop, and the loop said once: never beyond one repeat.
+    assert kept.startswith(PROSE.strip()) and kept.count(loop.strip()) == 1
+    assert cut_text(text, stats.repetition_at).endswith(note(kept))
+
+
+def test_a_loop_with_other_sentences_between_is_cut_at_its_second_saying():
+    a = "The authors measured a large speedup on the benchmark programs. "
+    text = (PROSE + a + "They used a tracing compiler for it. " + a
+            + "The gains differ between the programs. " + a + "And more follows. ")
+    detector = feed(text)
+    assert detector.cut is not None
+    # Stopped at the third saying, cut at the second: said once, and what followed it kept.
+    kept = detector.kept()
+    assert kept.count(a.strip()) == 1 and kept.endswith("They used a tracing compiler for it.")
+
+
+def test_the_stream_yields_nothing_after_a_loop_inside_one_piece(monkeypatch):
+    backend = EchoBackend()
+
+    def big_pieces(request, prepared):  # a server may send many tokens in one chunk
+        request.stats.completion_tokens = 2
+        yield PROSE
+        yield LOOP * 6 + "The end."
+
+    monkeypatch.setattr(backend, "_pieces", big_pieces)
+    request = ask()
+    text = "".join(backend.stream(request))
+    assert request.stats.finish_reason == "repetition"
+    assert text == PROSE + LOOP and request.stats.repetition_at == len(text)
+
+
+def test_a_stream_without_a_loop_is_untouched_and_the_policy_can_be_turned_off():
+    # A passage said twice is repetition real text has (a heading restated), not a loop.
+    backend = EchoBackend(reply=PROSE + PROSE)
+    request = ask()
+    assert "".join(backend.stream(request)) == PROSE * 2
+    assert request.stats.finish_reason == "stop" and request.stats.repetition_at is None
+    looping = Looping(PROSE, LOOP)
+    looping.repetition_policy = None
+    request = ask(300)
+    "".join(looping.stream(request))
+    assert request.stats.finish_reason == "length"
+
+
+def test_lists_with_repeated_structure_are_not_loops():
+    steps = "".join(f"- Step {i}: open the configuration file and check the settings.\n"
+                    for i in range(1, 30))
+    table = "| Name | Value | Unit |\n|---|---|---|\n" + "".join(
+        f"| row {i} | 0 | 0 |\n" for i in range(40))
+    zeros = "| 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |\n" * 12
+    numbered = "".join(f"{i}. 第{i}步：打开配置文件并检查设置。\n" for i in range(1, 30))
+    code = "```python\n" + "".join(f"    x{i} = compute(a, b, c, d)\n    check(x{i})\n"
+                                   for i in range(20)) + "```\n"
+    for text in (steps, table, zeros, numbered, code):
+        assert feed(text).cut is None, text[:60]
+
+
+def _document_texts() -> list[tuple[str, str]]:
+    from ingest import load_document
+
+    names = ["apssamp.pdf", "form_dd0293.pdf", "code-policy.pdf", "table-deb-ref.pdf",
+             "headers.pdf", "linn.txt", "scan-zh.txt", "summarize/Apache-2.0.txt",
+             "summarize/BSD.txt", "summarize/GPL-3.txt", "summarize/vimtutor-zh.txt"]
+    out = []
+    for name in names:
+        doc = load_document(DATA / name)
+        out += [(f"{name} {s.heading}", s.text) for s in doc.sections if s.text.strip()]
+    return out
+
+
+def test_no_false_stop_on_real_document_text():
+    texts = _document_texts()
+    assert len(texts) > 50
+    stopped = [(where, feed(text).kept()[-80:]) for where, text in texts
+               if feed(text).cut is not None]
+    assert not stopped
+
+
+def test_the_note_is_written_once_in_english_and_chinese():
+    assert note("en") == NOTE["en"] and note("zh") == NOTE["zh"]
+    assert note("这是一个中文回答。") == NOTE["zh"] and note("An answer.") == NOTE["en"]
+    assert cut_text("abc", None) == "abc"
+    assert cut_text("Kept. Loop. Loop.", 6) == f"Kept.\n\n{NOTE['en']}"
