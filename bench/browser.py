@@ -8,6 +8,11 @@ For each app, in headless Debian chromium (/usr/bin/chromium) driven by Playwrig
 - usable: time for a fresh browser context to load the page until the chat box is there and
   the script run has ended.
 docchat runs with the raw preset (no pacing), so both sides show pieces as they come.
+
+Bounds, docchat only; the bench exits 1 when one is missed (the JSON says which):
+- follow-up: the median follow-up's Enter -> first character on screen is at most
+  FOLLOW_UP_SHARE of the first question's (the follow-ups reuse the first prompt's cache);
+- stop: "Stopped" is on screen at most STOP_S after Stop is clicked in a streaming answer.
 """
 from __future__ import annotations
 
@@ -33,6 +38,12 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 QUESTIONS = ["What is the default port?", "How long is the warranty?",
              "What should you never do after midnight?", "How do you install it?",
              "What is this guide about?", "Which command installs it?"]
+LONG_QUESTION = ("Write a very long, detailed essay about this guide: explain setup, ports, "
+                 "safety and warranty at length, with many examples.")
+FOLLOW_UP_SHARE = 0.6
+STOP_S = 3.0
+# How `python -m bench all` runs this script (bench/README.md, "Running every bench").
+BENCH = {"quick": ["--questions", "3"], "full": [], "timeout_s": 420, "order": 90}
 LATENCY_JS = """(n0) => {
   const lat = window.__lat = {t0: null, t1: null};
   document.addEventListener('keydown', e => {
@@ -43,7 +54,10 @@ LATENCY_JS = """(n0) => {
     if (msgs.length < n0 + 2) return;
     const body = msgs[msgs.length - 1].querySelector('[data-testid="stMarkdownContainer"]');
     const text = body ? body.innerText.replace('\\u258c', '').trim() : '';
-    if (text && !text.startsWith('Waiting for the model') && !/ahead/.test(text)) {
+    // Before the first token the box says what the backend does ("Waiting for the model",
+    // "Reading N tokens of context", "N answer(s) ahead"); that is not the answer.
+    if (text && !/^(Waiting for the model|Reading |Read |The server is reading)/.test(text)
+        && !/answer\\(s\\) ahead/.test(text)) {
       obs.disconnect();
       requestAnimationFrame(() => { lat.t1 = performance.now(); });
     }
@@ -98,7 +112,7 @@ def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -
         box.fill("40")
         box.press("Enter")
         idle(page)
-    overheads, ttfts = [], []
+    overheads, ttfts, on_screen = [], [], []
     for question in (QUESTIONS * 3)[:questions]:
         n0 = page.locator('[data-testid="stChatMessage"]').count()
         page.evaluate(LATENCY_JS, n0)
@@ -118,23 +132,62 @@ def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -
             ttft = float(re.search(r"backend_ttft_ms=([\d.]+)", last.inner_text()).group(1))
         ttfts.append(ttft)
         overhead = lat["t1"] - lat["t0"] - ttft
-        if overhead < 0:  # seen once: the observer fired before any token; not a sample
+        if overhead < 0:  # the observer fired before any token (a status line); not a sample
             print(f"skipped a sample: {overhead:.0f} ms", file=sys.stderr)
+            on_screen.append(None)
             continue
+        on_screen.append(lat["t1"] - lat["t0"])
         overheads.append(overhead)
         idle(page)
-    return {"overhead_ms": [round(x, 1) for x in overheads],
-            "overhead_ms_median": round(statistics.median(overheads), 1),
+    stop = stop_ms(page) if docchat else None
+    return {"first_char_ms": [None if x is None else round(x, 1) for x in on_screen],
+            "stop_ms": stop,
+            "overhead_ms": [round(x, 1) for x in overheads],
+            "overhead_ms_median": round(statistics.median(overheads), 1) if overheads else None,
             "backend_ttft_ms_median": round(statistics.median(ttfts), 1),
             "usable_ms": [round(x, 1) for x in usable],
             "usable_ms_median": round(statistics.median(usable), 1)}
 
 
-def main() -> None:
+def stop_ms(page) -> float:
+    """Ask for a long answer, click Stop once its first characters are on screen: ms until
+    "Stopped" is."""
+    box = page.get_by_label("max_new_tokens")
+    box.fill("400")
+    box.press("Enter")
+    idle(page)
+    n0 = page.locator('[data-testid="stChatMessage"]').count()
+    page.evaluate(LATENCY_JS, n0)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(LONG_QUESTION)
+    box.press("Enter")
+    page.wait_for_function("window.__lat.t1 !== null", timeout=300_000)
+    pressed = time.perf_counter()
+    page.get_by_role("button", name=re.compile("Stop")).click()
+    page.locator('[data-testid="stChatMessage"]').nth(n0 + 1).get_by_text("Stopped").wait_for(
+        timeout=60_000)
+    return round((time.perf_counter() - pressed) * 1000, 1)
+
+
+def bounds(docchat: dict) -> dict:
+    """The bounds of the module docstring, measured and met or not."""
+    first, *follow = docchat["first_char_ms"]
+    follow = [x for x in follow if x is not None]
+    share = statistics.median(follow) / first if follow and first else None
+    return {"follow_up_share": None if share is None else round(share, 3),
+            "follow_up_share_max": FOLLOW_UP_SHARE,
+            "follow_up_met": share is not None and share <= FOLLOW_UP_SHARE,
+            "stop_s": docchat["stop_ms"] / 1000, "stop_s_max": STOP_S,
+            "stop_met": docchat["stop_ms"] / 1000 <= STOP_S}
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
-    ap.add_argument("--questions", type=int, default=5)
+    ap.add_argument("--questions", type=int, default=5, help="at least 2: a first and follow-ups")
     args = ap.parse_args()
+    if args.questions < 2:
+        ap.error("--questions must be at least 2 (the first question and a follow-up)")
     from playwright.sync_api import sync_playwright
 
     results = {}
@@ -153,11 +206,14 @@ def main() -> None:
         browser.close()
     a, b = results["docchat"], results["st.write_stream"]
     results["ratio"] = {
-        "overhead": round(a["overhead_ms_median"] / b["overhead_ms_median"], 2),
+        "overhead": round(a["overhead_ms_median"] / b["overhead_ms_median"], 2)
+        if a["overhead_ms_median"] and b["overhead_ms_median"] else None,
         "usable": round(a["usable_ms_median"] / b["usable_ms_median"], 2)}
+    results["bounds"] = bounds(a)
+    ok = results["bounds"]["follow_up_met"] and results["bounds"]["stop_met"]
     if args.json:
         print(json.dumps(results))
-        return
+        return 0 if ok else 1
     print("| measure (median) | docchat | st.write_stream | ratio |\n|---|---:|---:|---:|")
     print(f"| Enter -> first char on screen - backend TTFT, ms | {a['overhead_ms_median']} "
           f"| {b['overhead_ms_median']} | {results['ratio']['overhead']} |")
@@ -165,7 +221,13 @@ def main() -> None:
           f"| {results['ratio']['usable']} |")
     print(f"| backend TTFT, ms (for scale) | {a['backend_ttft_ms_median']} "
           f"| {b['backend_ttft_ms_median']} | |")
+    bound = results["bounds"]
+    print(f"\nfollow-up first character / first question's: {bound['follow_up_share']} "
+          f"(bound {FOLLOW_UP_SHARE}: {'met' if bound['follow_up_met'] else 'MISSED'}); "
+          f"Stop -> 'Stopped' {bound['stop_s']:.2f} s (bound {STOP_S:g} s: "
+          f"{'met' if bound['stop_met'] else 'MISSED'})")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

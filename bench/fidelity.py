@@ -43,6 +43,9 @@ from ingest.clean import is_garbage
 ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+# How `python -m bench all` runs this script (bench/README.md, "Running every bench").
+BENCH = {"quick": ["--only", "ocr,forms"], "full": [], "timeout_s": 420, "order": 20}
 DATA = ROOT / "tests" / "data"
 FETCH = CORPUS / "fetch-debian-reference.sh"
 

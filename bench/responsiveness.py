@@ -51,6 +51,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "pdf"
 DEFAULT_DOC = CORPUS / "debian-policy.pdf"
+
+# How `python -m bench all` runs this script (bench/README.md, "Running every bench").
+BENCH = {"quick": ["--questions", "2", "--no-raw", "--new-tokens", "16"], "full": [],
+         "env": {"DOCCHAT_N_THREADS": "1"}, "timeout_s": 420, "order": 60}
 QUESTIONS = {
     "debian-policy.pdf": [
         "What are the rules for the Version field of a Debian package?",
@@ -309,6 +313,8 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=Settings().ttft_target,
                     help="first-token target in seconds (the default setting)")
     ap.add_argument("--new-tokens", type=int, default=48, help="answer tokens per question")
+    ap.add_argument("--questions", type=int, default=0,
+                    help="ask only the first N questions (at least 2: one follow-up); 0: all")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw llama-cpp-python side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--after-upload", action="store_true",
@@ -355,6 +361,8 @@ def main() -> None:
         thread.join()
     embed_s = time.perf_counter() - t
     questions = QUESTIONS.get(args.doc.name, QUESTIONS["debian-policy.pdf"])
+    if args.questions:
+        questions = questions[:max(2, args.questions)]
     rate_at_start = backend.prefill_rate() if hasattr(backend, "prefill_rate") else None
 
     rows, history, previous, answers = [], [], None, []

@@ -35,6 +35,11 @@ from docchat.library.store import SessionStore  # noqa: E402
 from docchat.summaries.batch import summarize_folder  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
+
+# How `python -m bench all` runs this script (bench/README.md, "Running every bench").
+BENCH = {"quick": ["--max-tokens", "32", "--no-server", "tests/data/summarize/BSD.txt"],
+         "full": ["--max-tokens", "64", "../shared/corpus/pdf/lppl.pdf",
+                  "../shared/corpus/text/Apache-2.0.txt"], "timeout_s": 300, "order": 70}
 DEFAULT_FILES = ["pdf/lppl.pdf", "pdf/sample-sigconf.pdf", "pdf/apssamp.pdf",
                  "text/Apache-2.0.txt"]
 

@@ -33,6 +33,10 @@ from docchat.config import Settings  # noqa: E402
 from docchat.library.store import SessionStore  # noqa: E402
 from docchat.summaries.jobs import RunOptions, SummaryJobs  # noqa: E402
 
+# How `python -m bench all` runs this script (bench/README.md, "Running every bench").
+BENCH = {"quick": ["tests/data/summarize/Apache-2.0.txt", "--questions", "1",
+                   "--max-tokens", "32"],
+         "full": [], "env": {"DOCCHAT_N_THREADS": "1"}, "timeout_s": 420, "order": 80}
 QUESTION = [Message("system", "You answer briefly."),
             Message("user", "In one sentence: what is a software licence?")]
 
