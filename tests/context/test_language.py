@@ -1,0 +1,34 @@
+"""answer_language_mismatch: a Chinese question answered in English is told apart."""
+from __future__ import annotations
+
+import pytest
+
+from docchat.context.language import answer_language_mismatch, text_language
+
+ZH_Q = "作者测量了哪些加速比？在哪些基准上？"
+EN_A = ("The authors measured speedups of 10x and more for certain benchmark programs, "
+        "up to 25x on bitops-bitwise-and [p. 10].")
+ZH_A = "作者在某些基准程序上测得了 10 倍以上的加速，在 bitops-bitwise-and 上最高达 25 倍 [p. 10]。"
+
+
+@pytest.mark.parametrize("question, answer, mismatch", [
+    (ZH_Q, EN_A, True),
+    (ZH_Q, ZH_A, False),
+    ("What speedups did the authors measure?", EN_A, False),
+    ("What speedups did the authors measure?", ZH_A, True),
+    # A Chinese answer that quotes English code or terms is still Chinese.
+    (ZH_Q, "可以这样配置：\n```\nCFLAGS = -Wall -g\nINSTALL = install -p -o root\n```\n见第 3 页。",
+     False),
+    # Too short to tell: never a mismatch.
+    (ZH_Q, "OK [p. 3]", False),
+    (ZH_Q, "", False),
+    ("你好", "Hello, the document describes a tracing compiler.", True),
+    ("?", EN_A, False),
+])
+def test_answer_language_mismatch(question, answer, mismatch):
+    assert answer_language_mismatch(question, answer) is mismatch
+
+
+def test_text_language():
+    assert text_language(EN_A) == "en" and text_language(ZH_A) == "zh"
+    assert text_language("42 [p. 3]") is None
