@@ -8,24 +8,17 @@ from pathlib import Path
 
 import streamlit as st
 
-from docchat.ui import summaries as ui
-from docchat.library import uploads
-from docchat.summaries.batch import StoredDocument, zip_summaries
 from docchat.config import Settings
 from docchat.errors import DocchatError
-from docchat.ui.i18n import LANGUAGES
+from docchat.library.store import SessionStore
+from docchat.summaries.batch import zip_summaries
+from docchat.summaries.files import collections, read_collection, run_folder
+from docchat.summaries.jobs import RunOptions, run_concurrency
+from docchat.ui import summaries as ui
+from docchat.ui.i18n import init_language
 from docchat.ui.render import escape_text
 from docchat.ui.resources import load_backend, run_page
-from docchat.library.store import SessionStore
-from docchat.summaries.files import (
-    FolderRefused,
-    collections,
-    folder_documents,
-    read_collection,
-    run_folder,
-    subfolders,
-)
-from docchat.summaries.jobs import RunOptions, run_concurrency
+from docchat.ui.sidebar import language_select
 
 logger = logging.getLogger("docchat.summaries_page")
 st.set_page_config(page_title="docchat · Summaries", page_icon="📄", layout="wide")
@@ -33,72 +26,15 @@ settings = Settings.from_env()
 q = ui.q
 
 
-def chosen(store: SessionStore, source: str) -> tuple[list, list, str, bool] | None:
-    """The documents picked for a new run: (items, refused, title, store_names), or None."""
-    if source == "library":
-        docs = {d["id"]: d for d in store.list_documents()}
-        if not docs:
-            st.info(q("s_no_library"))
-            return None
-        picked = st.multiselect(q("s_pick"), list(docs), key="s_pick",
-                                format_func=lambda i: f"{docs[i]['name']} ({docs[i]['pages']} p.)")
-        items = [(StoredDocument(i, docs[i]["name"]), docs[i]["name"]) for i in picked]
-        return items, [], q("s_run_title_library", n=len(items)), True
-    if source == "upload":
-        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="s_uploader")
-        saved = st.session_state.setdefault("s_saved", {})
-        items, refused = [], []
-        for f in files or []:
-            if f.file_id not in saved:
-                try:  # saved now; read (and refused if broken) by the run, with the others
-                    saved[f.file_id] = uploads.save_upload(f.name, f.getvalue(),
-                                                           settings.uploads_dir,
-                                                           settings.max_file_mb)
-                except DocchatError as e:
-                    saved[f.file_id] = e
-            if isinstance(saved[f.file_id], Exception):
-                refused.append((f.name, str(saved[f.file_id])))
-            else:
-                items.append((saved[f.file_id], f.name))
-        return items, refused, q("s_run_title_library", n=len(items) + len(refused)), True
-    root = settings.summaries_root
-    st.text_input(q("s_folder_label", root=root), key="s_folder",
-                  placeholder=q("s_folder_hint"))
-    below = subfolders(root)
-    if below:
-        st.caption(" · ".join(escape_text(f) for f in below[:30]))
-    relative = st.session_state.get("s_folder", "")
-    try:
-        files = folder_documents(root, relative)
-    except FolderRefused as e:
-        if relative or e.reason != "empty":
-            st.error(q(f"s_folder_{e.reason}", path=escape_text(e.path), root=e.root))
-        return None
-    folder = Path(root).resolve() / relative
-    items = [(p, str(p.resolve().relative_to(folder.resolve()))) for p in files]
-    st.caption(f"{len(items)}: " + ", ".join(escape_text(n) for _, n in items[:20]))
-    return items, [], relative.strip() or ".", False
-
-
-def choice(widget, label: str, options: list[str], key: str, fmt, **kw) -> str:
-    """A radio or selectbox whose labels follow the interface language: one widget per
-    language (its labels never change under it), the choice carried across in state."""
-    value = st.session_state.get(key, options[0])
-    picked = widget(label, options, index=options.index(value) if value in options else 0,
-                    key=f"{key}_{ui.language()}", format_func=fmt, **kw)
-    st.session_state[key] = picked
-    return picked
-
-
 def new_run(store: SessionStore, backend) -> None:
     """Pick documents and options, then start a run in the background."""
     st.subheader(q("s_new"))
     sources = ["library", "upload"] + (["folder"] if settings.summaries_root else [])
-    source = choice(st.radio, q("s_source"), sources, "s_source", lambda s: q(f"s_{s}"),
+    source = ui.choice(st.radio, q("s_source"), sources, "s_source", lambda s: q(f"s_{s}"),
                     horizontal=True)
-    picked = chosen(store, source)
+    picked = ui.chosen(store, source, settings)
     c1, c2, c3 = st.columns(3)
-    lang = choice(c1.selectbox, q("s_lang"), ["auto", "en", "zh"], "s_lang",
+    lang = ui.choice(c1.selectbox, q("s_lang"), ["auto", "en", "zh"], "s_lang",
                   lambda v: q(f"s_lang_{v}"))
     max_tokens = c2.number_input(q("s_max_tokens"), min_value=16, max_value=4096, step=16,
                                  value=settings.max_new_tokens, key="s_max_tokens")
@@ -190,10 +126,9 @@ def read(store: SessionStore) -> None:
 
 def main() -> None:
     store = SessionStore.open(settings.db)
+    init_language(settings.language)
     with st.sidebar:
-        st.selectbox(q("language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
-                     index=list(LANGUAGES).index(settings.language)
-                     if settings.language in LANGUAGES else 0)
+        language_select()
     st.title(q("s_title"))
     st.caption(q("s_intro"))
     with st.spinner(q("loading_model")):

@@ -22,7 +22,8 @@ logger = logging.getLogger(__name__)
 
 GENERIC_ERROR = "Something went wrong while answering; try again, and see the server log."
 
-# Builds the answer: (cancel event, queue callback) -> an iterable Answer (docchat.answer.qa.Answer).
+# Builds the answer: (cancel event, queue callback) -> an iterable Answer (docchat.answer.qa.Answer)
+# (docchat.answer.session.answer_factory makes one).
 AnswerFactory = Callable[[threading.Event, Callable[[int], None]], object]
 
 
@@ -76,7 +77,8 @@ class Generation(Watched):
 
     def run(self, make_answer: AnswerFactory, open_store: Callable[[], object],
             save_interval: float = 0.5, on_end: Callable[["Generation"], None] | None = None,
-            sources: Callable[[str, object], list[dict]] | None = None) -> None:
+            sources: Callable[[str, object], list[dict]] | None = None,
+            marks: Callable[[str, object], dict | None] | None = None) -> None:
         """Produce the answer (in the calling thread), saving as it grows; never raises."""
         saver = threading.Thread(target=self._save_loop, args=(open_store, save_interval),
                                  name=f"docchat-save-{self.turn_id}", daemon=True)
@@ -113,15 +115,28 @@ class Generation(Watched):
             metrics["app"] = self._timings()
             if error:
                 metrics["error"] = error
-            try:
-                if sources is not None and self.text:
-                    self.sources = sources(self.text, getattr(answer, "packed", None))
-                    metrics["sources"] = self.sources
-            except Exception:  # the answer must still be saved and the page released
-                logger.exception("finding the sources of answer %s failed", self.turn_id)
+            self._annotate(metrics, getattr(answer, "packed", None), sources, marks)
             self._finish(open_store, status, error, metrics, saver)
             if on_end is not None:
                 on_end(self)
+
+    def _annotate(self, metrics: dict, packed, sources, marks) -> None:
+        """The cited pages and the statements' checks, kept in the metrics; a failure there
+        is logged (the answer must still be saved and the page released)."""
+        if not self.text:
+            return
+        try:
+            if sources is not None:
+                self.sources = sources(self.text, packed)
+                metrics["sources"] = self.sources
+        except Exception:
+            logger.exception("finding the sources of answer %s failed", self.turn_id)
+        try:
+            checks = marks(self.text, packed) if marks is not None else None
+            if checks is not None:
+                metrics["checks"] = checks
+        except Exception:
+            logger.exception("checking the statements of answer %s failed", self.turn_id)
 
     def _timings(self) -> dict:
         first = self.first_chunk_at
@@ -181,7 +196,8 @@ class Generations:
 
     def start(self, generation: Generation, make_answer: AnswerFactory,
               open_store: Callable[[], object], save_interval: float = 0.5,
-              sources: Callable[[str, object], list[dict]] | None = None) -> Generation:
+              sources: Callable[[str, object], list[dict]] | None = None,
+              marks: Callable[[str, object], dict | None] | None = None) -> Generation:
         """Run generation in a daemon thread; it leaves the registry once saved."""
         with self._lock:
             current = self._by_session.get(generation.session_id)
@@ -191,7 +207,7 @@ class Generations:
             self._by_session[generation.session_id] = generation
         thread = threading.Thread(
             target=generation.run, name=f"docchat-answer-{generation.turn_id}", daemon=True,
-            args=(make_answer, open_store, save_interval, self._remove, sources))
+            args=(make_answer, open_store, save_interval, self._remove, sources, marks))
         thread.start()
         return generation
 
@@ -245,44 +261,6 @@ class TimedBackend:
                 (called - self._generation.submitted_at) * 1000, 3)
 
 
-def answer_factory(documents: Sequence, question: str, backend, history: Sequence[Message],
-                   preset: str, overrides: dict, db_path: str,
-                   started_at: float | None = None, history_turns: int = 3,
-                   ttft_target: float | None = None, whole_window: bool = False,
-                   previous_sections: Sequence | None = None) -> AnswerFactory:
-    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread."""
-    doc_ids = [d.id for d in documents]
-
-    def make(cancel: threading.Event, on_queue: Callable[[int], None]):
-        from docchat.answer.qa import ask
-        from docchat.library.store import SessionStore
-
-        local = threading.local()  # SQLite connections belong to the thread that opened them
-
-        def opened() -> SessionStore:
-            if getattr(local, "store", None) is None:
-                local.store = SessionStore.open(db_path)
-            return local.store
-
-        class Search:  # the store's sections and windows, through this thread's connection
-            def __call__(self, query: str):
-                return opened().searcher(doc_ids)(query)
-
-            def windows(self, query: str):
-                return opened().searcher(doc_ids).windows(query)
-
-        search = Search()
-
-        vectors = opened() if hasattr(SessionStore, "put_embeddings") else None
-        return ask(list(documents), question, backend, history=list(history), preset=preset,
-                   overrides=overrides or None, search=search, cancel=cancel,
-                   on_queue=on_queue, started_at=started_at, history_turns=history_turns,
-                   ttft_target=ttft_target, whole_window=whole_window,
-                   previous_sections=previous_sections, embedding_store=vectors)
-
-    return make
-
-
 def previous_sections(turns: Sequence) -> list[tuple] | None:
     """The sections packed for the last answered turn (kept in its metrics), for the packer
     to keep first so the backend's cache of that prompt is reused."""
@@ -302,3 +280,20 @@ def source_finder(documents: Sequence) -> Callable[[str, object], list[dict]]:
         return to_dicts(find_sources(text, documents, pages))
 
     return find
+
+
+def mark_finder(documents: Sequence) -> Callable[[str, object], dict | None]:
+    """Maps a finished answer's text to its statements' checks against the passages it was
+    packed with (docchat.context.claims), as a dict to keep with the turn; None where the
+    checker is not installed or nothing was packed."""
+
+    def check(text: str, packed) -> dict | None:
+        try:
+            from docchat.context.claims import check_answer, sources_for
+        except ImportError:  # the checker is not part of this installation
+            return None
+        if packed is None:
+            return None
+        return check_answer(text, sources_for(packed, documents)).to_dict()
+
+    return check

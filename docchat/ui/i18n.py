@@ -183,3 +183,23 @@ def progress_fraction(progress) -> float | None:
     if progress is None or not getattr(progress, "known", True) or not progress.total:
         return None
     return max(0.0, min(1.0, progress.done / progress.total))
+
+
+def language() -> str:
+    """The interface language picked in this browser session (see init_language)."""
+    import streamlit as st  # only the pages call this; the CLI uses t() and the formatters
+
+    return st.session_state.get("lang", "en")
+
+
+def init_language(default: str) -> None:
+    """Start a browser session in ``default`` (the settings' language) before anything is
+    drawn; the sidebar's picker (key "lang") changes it."""
+    import streamlit as st
+
+    st.session_state.setdefault("lang", default if default in LANGUAGES else "en")
+
+
+def q(key: str, **values) -> str:
+    """An interface string in the browser session's language."""
+    return t(key, language(), **values)

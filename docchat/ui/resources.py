@@ -7,6 +7,7 @@ queue (then chat answers and summary steps would no longer take turns).
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Callable
 
 import streamlit as st
@@ -33,3 +34,41 @@ def run_page(main: Callable[[], None], logger: logging.Logger,
     except Exception:
         logger.exception("page failed")
         st.error(generic())
+
+
+@st.cache_resource
+def generations(db: str):
+    """Answers in flight in this process (docchat.answer.chat.Generations)."""
+    from docchat.answer.chat import Generations
+
+    return Generations()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def document(db: str, doc_id: int):
+    """A stored document (documents never change once stored)."""
+    from docchat.library.store import SessionStore
+
+    return SessionStore.open(db).load_document(doc_id)
+
+
+@st.cache_resource
+def prefetched(db: str) -> set:
+    """(session, documents) whose stable prompt prefix was sent to the backend to warm."""
+    return set()
+
+
+@st.cache_resource
+def warm_words() -> threading.Thread:
+    """Load jieba's dictionary (1-2 s) and the bilingual dictionary (1 s cached, ~10 s the
+    first time) in the background once, not in the first question's packing or evidence."""
+    from docchat.context import dictionary
+    from ingest.segment import cut_words
+
+    def load() -> None:
+        cut_words("预热中文分词")
+        dictionary.warm()
+
+    thread = threading.Thread(target=load, daemon=True, name="docchat-words")
+    thread.start()
+    return thread

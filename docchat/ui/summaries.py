@@ -11,14 +11,15 @@ from pathlib import Path
 import streamlit as st
 
 from docchat.context import citations
-from docchat.summaries.batch import StoredDocument, settings_key
 from docchat.errors import DocchatError
-from docchat.ui.render import escape_text, safe_markdown
+from docchat.library import uploads
 from docchat.library.store import SessionStore
-from docchat.summaries.summarize import output_language
-from docchat.summaries.files import run_folder
-from docchat.ui.summary_i18n import duration, t
+from docchat.summaries.batch import StoredDocument, settings_key
+from docchat.summaries.files import FolderRefused, folder_documents, run_folder, subfolders
 from docchat.summaries.jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_concurrency
+from docchat.summaries.summarize import output_language
+from docchat.ui.render import escape_text, safe_markdown
+from docchat.ui.summary_i18n import duration, t
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,64 @@ def language() -> str:
 
 def q(key: str, **values) -> str:
     return t(key, language(), **values)
+
+
+# --- a new run's documents ------------------------------------------------------------
+def chosen(store: SessionStore, source: str, settings) -> tuple[list, list, str, bool] | None:
+    """The documents picked for a new run: (items, refused, title, store_names), or None."""
+    if source == "library":
+        docs = {d["id"]: d for d in store.list_documents()}
+        if not docs:
+            st.info(q("s_no_library"))
+            return None
+        picked = st.multiselect(q("s_pick"), list(docs), key="s_pick",
+                                format_func=lambda i: f"{docs[i]['name']} ({docs[i]['pages']} p.)")
+        items = [(StoredDocument(i, docs[i]["name"]), docs[i]["name"]) for i in picked]
+        return items, [], q("s_run_title_library", n=len(items)), True
+    if source == "upload":
+        files = st.file_uploader(q("upload"), accept_multiple_files=True, key="s_uploader")
+        saved = st.session_state.setdefault("s_saved", {})
+        items, refused = [], []
+        for f in files or []:
+            if f.file_id not in saved:
+                try:  # saved now; read (and refused if broken) by the run, with the others
+                    saved[f.file_id] = uploads.save_upload(f.name, f.getvalue(),
+                                                           settings.uploads_dir,
+                                                           settings.max_file_mb)
+                except DocchatError as e:
+                    saved[f.file_id] = e
+            if isinstance(saved[f.file_id], Exception):
+                refused.append((f.name, str(saved[f.file_id])))
+            else:
+                items.append((saved[f.file_id], f.name))
+        return items, refused, q("s_run_title_library", n=len(items) + len(refused)), True
+    root = settings.summaries_root
+    st.text_input(q("s_folder_label", root=root), key="s_folder",
+                  placeholder=q("s_folder_hint"))
+    below = subfolders(root)
+    if below:
+        st.caption(" · ".join(escape_text(f) for f in below[:30]))
+    relative = st.session_state.get("s_folder", "")
+    try:
+        files = folder_documents(root, relative)
+    except FolderRefused as e:
+        if relative or e.reason != "empty":
+            st.error(q(f"s_folder_{e.reason}", path=escape_text(e.path), root=e.root))
+        return None
+    folder = Path(root).resolve() / relative
+    items = [(p, str(p.resolve().relative_to(folder.resolve()))) for p in files]
+    st.caption(f"{len(items)}: " + ", ".join(escape_text(n) for _, n in items[:20]))
+    return items, [], relative.strip() or ".", False
+
+
+def choice(widget, label: str, options: list[str], key: str, fmt, **kw) -> str:
+    """A radio or selectbox whose labels follow the interface language: one widget per
+    language (its labels never change under it), the choice carried across in state."""
+    value = st.session_state.get(key, options[0])
+    picked = widget(label, options, index=options.index(value) if value in options else 0,
+                    key=f"{key}_{language()}", format_func=fmt, **kw)
+    st.session_state[key] = picked
+    return picked
 
 
 # --- progress -----------------------------------------------------------------------

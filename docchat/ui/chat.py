@@ -1,0 +1,115 @@
+"""The chat page's answer box: a saved answer with its status, metrics, sources and
+evidence; an answer this tab asked for, streamed live; one asked elsewhere, followed."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from docchat.answer import chat
+from docchat.context import citations
+from docchat.ui.i18n import language, metrics_line, progress_fraction, progress_line, q
+from docchat.ui.render import escape_text, evidence_markdown, safe_markdown, streaming_markdown
+from docchat.ui.resources import generations
+
+
+def show_answer(text: str, status: str, metrics: dict, docs: list, key: str = "") -> None:
+    """An assistant turn: its text, status, metrics and openable sources."""
+    if metrics.get("error"):
+        st.error(metrics["error"])
+    if text or not metrics.get("error"):
+        st.markdown(safe_markdown(text))
+    if status == "stopped":
+        st.caption(f":material/stop_circle: {q('stopped')}")
+    elif status == "streaming":  # saved mid-answer and no longer being written
+        st.caption(f":material/warning: {q('interrupted')}")
+    if metrics.get("model"):
+        st.caption(metrics_line(metrics, language()))
+    found = (citations.from_dicts(metrics["sources"]) if "sources" in metrics
+             else citations.find_sources(text, docs))
+    for s in found:
+        page = next((d.page(s.page) for d in docs if d.id == s.doc_id), None)
+        ocr = f" · {q('ocr_page')}" if page is not None and page.ocr else ""
+        with st.expander(escape_text(f"{s.doc_name} · p. {s.label}{ocr}"),
+                         icon=":material/description:"):
+            st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+    if metrics.get("evidence"):  # what was on screen while the model read, kept collapsed
+        with st.expander(q("evidence"), icon=":material/format_quote:"):
+            st.markdown(evidence_markdown(metrics["evidence"]))
+
+
+def live_text(g: chat.Generation, remote: bool = False) -> str:
+    """The answer so far or, before its first word, what the backend is doing: a line with
+    a figure that moves at every poll (tokens read, or at least the seconds waited)."""
+    if g.text:
+        return streaming_markdown(g.text)
+    elapsed = time.perf_counter() - g.submitted_at
+    if g.ahead:
+        return q("ahead", n=g.ahead) + f" ({elapsed:.1f} s)"
+    if g.progress is None and g.evidence_at is not None and remote:
+        return q("p_unknown") + f" ({elapsed:.1f} s)"
+    return progress_line(g.progress, elapsed, language())
+
+
+def show_evidence(g: chat.Generation) -> None:
+    """The packed sections' best sentences, shown as soon as packing is done."""
+    with st.expander(q("evidence"), expanded=True, icon=":material/format_quote:"):
+        st.markdown(evidence_markdown(g.evidence) if g.evidence else q("evidence_none"))
+
+
+def show_live(g: chat.Generation, docs: list, remote: bool = False) -> None:
+    """Stream an answer this page asked for: block until it ends; Stop cancels it."""
+    body, bar, found, stop = st.empty(), st.empty(), st.empty(), st.empty()
+    stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon=":material/stop_circle:")
+    shown_evidence, bar_on = False, False
+    # Every poll sends a delta, so a Stop click interrupts at once.
+    for _ in chat.follow(g):  # yields g itself whenever it changed
+        if g.evidence_at is not None and not shown_evidence:
+            with found.container():
+                show_evidence(g)
+            shown_evidence = True
+        body.markdown(live_text(g, remote))
+        fraction = None if g.text else progress_fraction(g.progress)
+        if fraction is not None:
+            bar.progress(fraction)
+            bar_on = True
+        elif bar_on:
+            bar.empty()
+            bar_on = False
+    stop.empty()
+    bar.empty()
+    found.empty()
+    with body.container():
+        show_answer(g.text, g.status, g.metrics, docs, key=str(g.turn_id))
+
+
+@st.fragment(run_every=0.5)
+def follow_elsewhere(db: str, session_id: str, turn_id: int, remote: bool = False) -> None:
+    """An answer asked from another tab (or before a reload): refresh it twice a second."""
+    g = generations(db).get(session_id)
+    if g is None or g.done or g.turn_id != turn_id:
+        st.rerun()
+    st.caption(q("elsewhere"))
+    st.markdown(live_text(g, remote))
+    if not g.text and (fraction := progress_fraction(g.progress)) is not None:
+        st.progress(fraction)
+    if g.evidence_at is not None:
+        show_evidence(g)
+    st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon=":material/stop_circle:")
+
+
+def show_turn(turn, docs: list, *, db: str, live: chat.Generation | None, client: str,
+              remote: bool) -> bool:
+    """One turn of the conversation; returns True when it is the answer this tab just
+    streamed to its end."""
+    with st.chat_message(turn.role):
+        if turn.role == "user":
+            st.markdown(safe_markdown(turn.content))
+        elif live is not None and live.turn_id == turn.id:
+            if live.owner == client:
+                show_live(live, docs, remote)
+                return True
+            follow_elsewhere(db, turn.session_id, turn.id, remote)
+        else:
+            show_answer(turn.content, turn.status, turn.metrics, docs, key=str(turn.id))
+    return False
