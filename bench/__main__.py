@@ -152,8 +152,9 @@ def execute(bench: Bench, quick: bool) -> dict:
 
     def relay() -> None:  # the bench's progress stays visible; its end is kept for the record
         for line in proc.stderr:
-            sys.stderr.write(f"  [{bench.name}] {line}")
-            tail.append(line.rstrip("\n"))
+            line = line.rstrip("\n")
+            sys.stderr.write(f"  [{bench.name}] {line}\n")
+            tail.append(line)
 
     relay_thread = threading.Thread(target=relay, daemon=True)
     relay_thread.start()

@@ -44,22 +44,27 @@ FOLLOW_UP_SHARE = 0.6
 STOP_S = 3.0
 # How `python -m bench all` runs this script (bench/README.md, "Running every bench").
 BENCH = {"quick": ["--questions", "3"], "full": [], "timeout_s": 420, "order": 90}
+
+# Installed before pressing Enter: the time of the keydown, and of the first animation frame
+# after the new answer's first character is in the page.
 LATENCY_JS = """(n0) => {
-  const lat = window.__lat = {t0: null, t1: null};
+  const lat = window.__lat = {t0: null, t1: null, text: null};
   document.addEventListener('keydown', e => {
-    if (e.key === 'Enter' && lat.t0 === null) lat.t0 = performance.now(); }, true);
+    if (e.key === 'Enter' && lat.t0 === null) lat.t0 = performance.now();
+  }, true);
   const obs = new MutationObserver(() => {
-    if (lat.t0 === null || lat.t1 !== null) return;
+    if (lat.t0 === null || lat.text !== null) return;
     const msgs = document.querySelectorAll('[data-testid="stChatMessage"]');
     if (msgs.length < n0 + 2) return;
     const body = msgs[msgs.length - 1].querySelector('[data-testid="stMarkdownContainer"]');
-    const text = body ? body.innerText.replace('\\u258c', '').trim() : '';
+    const text = body ? body.innerText.replace('\u258c', '').trim() : '';
     // Before the first token the box says what the backend does ("Waiting for the model",
     // "Reading N tokens of context", "N answer(s) ahead"); that is not the answer.
     if (text && !/^(Waiting for the model|Reading |Read |The server is reading)/.test(text)
         && !/answer\\(s\\) ahead/.test(text)) {
-      obs.disconnect();
+      lat.text = text;
       requestAnimationFrame(() => { lat.t1 = performance.now(); });
+      obs.disconnect();
     }
   });
   obs.observe(document.body, {childList: true, subtree: true, characterData: true});

@@ -19,6 +19,8 @@ import httpx
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from bench.browser import LATENCY_JS  # one copy: the bench measures the same
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,30 +33,6 @@ MESSAGE = '[data-testid="stChatMessage"]'
 LONG_QUESTION = ("Write a very long, detailed essay about the Frobnicator 3000: explain setup, "
                  "ports, safety and warranty at length, with many examples.")
 
-# Installed before pressing Enter: the time of the keydown, and of the first animation frame
-# after the new answer's first character is in the page.
-LATENCY_JS = """(n0) => {
-  const lat = window.__lat = {t0: null, t1: null, text: null};
-  document.addEventListener('keydown', e => {
-    if (e.key === 'Enter' && lat.t0 === null) lat.t0 = performance.now();
-  }, true);
-  const obs = new MutationObserver(() => {
-    if (lat.t0 === null || lat.text !== null) return;
-    const msgs = document.querySelectorAll('[data-testid="stChatMessage"]');
-    if (msgs.length < n0 + 2) return;
-    const body = msgs[msgs.length - 1].querySelector('[data-testid="stMarkdownContainer"]');
-    const text = body ? body.innerText.replace('\u258c', '').trim() : '';
-    // Before the first token the box says what the backend does ("Waiting for the model",
-    // "Reading N tokens of context", "N answer(s) ahead"); that is not the answer.
-    if (text && !/^(Waiting for the model|Reading |Read |The server is reading)/.test(text)
-        && !/answer\\(s\\) ahead/.test(text)) {
-      lat.text = text;
-      requestAnimationFrame(() => { lat.t1 = performance.now(); });
-      obs.disconnect();
-    }
-  });
-  obs.observe(document.body, {childList: true, subtree: true, characterData: true});
-}"""
 
 
 # Installed before pressing Enter: when the new answer box first showed the evidence, the
