@@ -287,11 +287,20 @@ def _in_gaps(a: list[_View], b: list[_View], match: dict[int, int], used: set[in
             best = max(olds, key=lambda i: dice(a[i].words, b[j].words), default=None)
             if best is None:
                 break
-            same_title = a[best].title and a[best].title == b[j].title
-            if same_title or dice(a[best].words, b[j].words) >= policy.gap_similarity:
+            if _alike_in_gap(a[best], b[j], policy):
                 match[j] = best
                 used.add(best)
                 olds = [i for i in olds if i > best]
+
+
+def _alike_in_gap(x: _View, y: _View, policy: ComparePolicy) -> bool:
+    """The same title, or alike words under titles that share a word (or both untitled): a
+    section rewritten in place. "3. Delivery" replaced by "3. Insurance" is not one."""
+    if x.title and x.title == y.title:
+        return True
+    if (x.title or y.title) and not set(words(x.title)) & set(words(y.title)):
+        return False
+    return dice(x.words, y.words) >= policy.gap_similarity
 
 
 def _moved(match: dict[int, int]) -> set[int]:
