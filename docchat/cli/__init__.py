@@ -11,7 +11,7 @@ import click
 
 from docchat.cli.compare import compare_command
 from docchat.cli.summarize import summarize_command
-from docchat.cli.verify import verify_command
+from docchat.cli.verify import answer_checks, evidence_rows, verify_command
 from docchat.config import Settings
 from docchat.context import embeddings
 from docchat.errors import DocchatError
@@ -195,6 +195,7 @@ def ask(paths, question, backend, model, base_url, preset, max_new_tokens, ttft_
             "decode_tokens_per_s": m.get("decode_tokens_per_s"),
             "stopped": answer.stopped, "preset": preset, "metrics": m,
             "pages": _named(answer.packed.pages, documents),
+            "checks": answer_checks(answer.text, answer.packed, documents),
         }, ensure_ascii=False))
 
 
@@ -235,6 +236,7 @@ def pack(paths, question, budget, max_new_tokens, history_file, backend, model, 
             "pages": _named(packed.pages, documents),
             "sections": _named(packed.sections, documents),
             "dropped": vars(packed.dropped), "text": packed.text,
+            "evidence": evidence_rows(documents, packed, question),
         }, ensure_ascii=False))
     else:
         click.echo(packed.text)

@@ -20,6 +20,7 @@ the statement's page is the one that does (or None). The app may show a correcte
 """
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,13 +29,15 @@ from typing import Sequence
 from docchat.context import facts
 from docchat.context.retrieval import doc_key, index_terms, translate_terms
 from ingest.document import Document
-from ingest.segment import cjk_ratio, terms
+from ingest.segment import cjk_ratio
 
 SUPPORTED, PARTLY, NOT_FOUND, EXEMPT = "supported", "partly", "not_found", "exempt"
 SUPPORTED_AT = 0.6  # weighted share of a statement's words in its support
 PARTLY_AT = 0.3
 CANDIDATES = 6  # best single sentences widened into windows, per statement
 WIDEN_COST = 0.03  # a window of more sentences must score this much more per sentence
+SUBJECT_NAMED = 3  # sentences naming a name that make it the passages' subject
+MARGIN = 0.15  # windows this far below the best match do not compete with it
 DENSE_SHARE = 0.4  # of the score, from the embedder's cosine where one is given
 
 
@@ -193,7 +196,8 @@ class _Passages:
         self.unseen = math.log(1 + n)
         text = " ".join(s.text for s in self.sources)
         self.zh = cjk_ratio(text) >= 0.3
-        self.names = {n for n in facts.names(text)} | set(_lower_words(text))
+        self._names: dict[str, int] | None = None
+        self.joined = [self.adjacent(k) for k in range(len(self.spans))]
         self._facts: dict[int, tuple] = {}
 
     def text(self, lo: int, hi: int) -> str:
@@ -208,6 +212,20 @@ class _Passages:
         a, b = self.sources[self.spans[k][0]], self.sources[self.spans[k + 1][0]]
         return a.doc_id == b.doc_id and (a.page is None or b.page in (a.page, a.page + 1))
 
+    @property
+    def names(self) -> dict[str, int]:
+        """Each name of the passages and the number of sentences naming it (made once, on
+        the first statement with a name its support lacks)."""
+        if self._names is None:
+            self._names = defaultdict(int)
+            for k in range(len(self.spans)):
+                for n in facts.names(self.text(k, k)):
+                    self._names[n] += 1
+        return self._names
+
+    def window_names(self, lo: int, hi: int) -> set[str]:
+        return facts.names(self.text(lo, hi))
+
     def facts_of(self, k: int):
         got = self._facts.get(k)
         if got is None:
@@ -216,8 +234,19 @@ class _Passages:
         return got
 
 
-def _lower_words(text: str) -> list[str]:
-    return [w for w in terms(text, for_search=False) if w.isascii()]
+_CACHE: dict[tuple, _Passages] = {}
+CACHE_SIZE = 4  # passage indexes kept: a streamed answer is checked again and again
+
+
+def passages(sources: Sequence[Source]) -> _Passages:
+    """The index of these sources, built once while the same sources come back."""
+    key = tuple(sources)
+    got = _CACHE.get(key)
+    if got is None:
+        if len(_CACHE) >= CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        got = _CACHE[key] = _Passages(sources)
+    return got
 
 
 @dataclass
@@ -225,6 +254,7 @@ class _Match:
     lo: int
     hi: int
     score: float
+    core: int  # the window's sentence that matches the statement best
     reason: str | None = None
     status: str = NOT_FOUND
 
@@ -242,25 +272,35 @@ def _groups(words: list[str], translate: bool) -> list[set[str]]:
     return out
 
 
-def _coverage(groups: list[set[str]], weights: list[float], words: set[str]) -> float:
-    total = sum(weights) or 1.0
-    return sum(w for g, w in zip(groups, weights) if g & words) / total
-
-
 def _candidates(p: _Passages, groups, weights) -> list[_Match]:
-    scores: dict[int, float] = defaultdict(float)
-    for g, w in zip(groups, weights):
-        for k in {k for t in g for k in p.postings.get(t, ())}:
-            scores[k] += w
-    best = sorted(scores, key=lambda k: (-scores[k], k))[:CANDIDATES]
+    """Windows of one to three sentences around the sentences that match the statement
+    best, scored by the weighted share of its words they hold (one bit per word)."""
+    masks: dict[int, int] = defaultdict(int)
+    for bit, g in enumerate(groups):
+        hits = p.postings.get(next(iter(g)), ()) if len(g) == 1 else \
+            {k for t in g for k in p.postings.get(t, ())}
+        for k in hits:
+            masks[k] |= 1 << bit
+    total = sum(weights) or 1.0
+    memo: dict[int, float] = {}
+
+    def cover(mask: int) -> float:
+        got = memo.get(mask)
+        if got is None:
+            got = memo[mask] = sum(w for bit, w in enumerate(weights) if mask >> bit & 1) / total
+        return got
+
+    scores = {k: cover(m) for k, m in masks.items()}
     out = []
-    for k in best:
+    for k in heapq.nsmallest(CANDIDATES, scores, key=lambda k: (-scores[k], k)):
         for lo, hi in ((k, k), (k - 1, k), (k, k + 1), (k - 1, k + 1)):
-            if lo < 0 or hi >= len(p.spans) or any(not p.adjacent(j) for j in range(lo, hi)):
+            if lo < 0 or hi >= len(p.spans) or not all(p.joined[j] for j in range(lo, hi)):
                 continue
-            words = set().union(*(p.terms[j] for j in range(lo, hi + 1)))
-            score = _coverage(groups, weights, words) - WIDEN_COST * (hi - lo)
-            out.append(_Match(lo, hi, score))
+            mask = 0
+            for j in range(lo, hi + 1):
+                mask |= masks.get(j, 0)
+            core = max(range(lo, hi + 1), key=lambda j: (scores.get(j, 0.0), -abs(j - k)))
+            out.append(_Match(lo, hi, cover(mask) - WIDEN_COST * (hi - lo), core))
     return out
 
 
@@ -281,14 +321,19 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
         status = NOT_FOUND
         reason = "the passage says the opposite" if claim.negated else "the passage negates it"
     elif absent:
+        # A name the documents lack is made up; one the passage lacks while it names
+        # something else instead ("SpiderMonkey" for its "TraceMonkey") is swapped; one
+        # named elsewhere in the passages (the document's subject) is fine.
         unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
+        others = p.window_names(m.lo, m.hi) - claim.names
+        rare = [n for n in absent if p.names.get(n, 0) < SUBJECT_NAMED]
         if unknown:
             status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
-        elif status == SUPPORTED:
+        elif (others or rare) and status == SUPPORTED:
             status, reason = PARTLY, f"{', '.join(absent)} not in the passage"
     if status == NOT_FOUND and reason is None and m.score > 0:
         reason = "not found in the documents"
-    return _Match(m.lo, m.hi, m.score, reason, status)
+    return _Match(m.lo, m.hi, m.score, m.core, reason, status)
 
 
 def _has_word(text: str, word: str) -> bool:
@@ -307,6 +352,10 @@ _RANK = {SUPPORTED: 2, PARTLY: 1, NOT_FOUND: 0}
 def _best(matches: list[_Match], p: _Passages, cited: list[str]) -> _Match | None:
     if not matches:
         return None
+    # The statement is about the passages it matches best: a fact-clean window elsewhere
+    # that matches clearly less does not hide the best one's contradiction.
+    top = max(m.score for m in matches)
+    matches = [m for m in matches if m.score >= top - MARGIN]
 
     def key(m: _Match):
         on_cited = _label(p, m) in cited
@@ -320,7 +369,7 @@ def _label(p: _Passages, m: _Match) -> str | None:
 
 
 def _core_sentence(p: _Passages, m: _Match) -> int:
-    return max(range(m.lo, m.hi + 1), key=lambda k: (len(p.terms[k]), -k))
+    return m.core
 
 
 def _span(p: _Passages, m: _Match) -> tuple[Source, tuple[int, int]]:
@@ -336,7 +385,7 @@ def check_answer(answer: str, sources: Sequence[Source], *, embedder=None) -> An
     module's docstring for the statuses). Never raises on an empty answer, a text document
     without pages, or an answer in another language than the sources."""
     answer = answer or ""
-    p = _Passages(sources)
+    p = passages(sources)
     translate = None
     pending: list[tuple[int, int, list[str], facts.Claim, list[_Match], list, list]] = []
     out: list[Statement | None] = []
@@ -376,7 +425,8 @@ def _add_dense(pending, p: _Passages, embedder) -> None:
 def _statement(answer: str, item, p: _Passages) -> Statement:
     start, end, cited, claim, matches, _, _ = item
     text = answer[start:end]
-    best = _best([_judge(m, claim, p) for m in matches], p, cited)
+    top = max((m.score for m in matches), default=0.0)
+    best = _best([_judge(m, claim, p) for m in matches if m.score >= top - MARGIN], p, cited)
     if best is None or best.score <= 0:
         reason = "not found in the documents"
         return Statement(text, start, end, NOT_FOUND, cited=cited,

@@ -34,6 +34,7 @@ class Sentence:
     text: str
     page: str  # citation label of the page it is on ("12", "iv")
     score: float
+    number: int | None = None  # the page's 1-based physical index in the file
 
 
 @dataclass(frozen=True)

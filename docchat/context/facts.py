@@ -21,6 +21,7 @@ _ABBREV = re.compile(
     r"(?:\b(?:e\.g|i\.e|et al|etc|cf|vs|viz|approx|fig|figs|eq|eqs|sec|secs|ch|no|nos|vol|"
     r"pp?|dr|mr|mrs|ms|prof|inc|ltd|jr|sr|st|resp|ref|refs|art|para)|(?<![\w.])[A-Z])\.$",
     re.IGNORECASE)
+SHORT_LINE = 0.6  # of the longest line: a shorter line ends its sentence (passages only)
 # A list item's marker at the start of a line: "- ", "* ", "1. ", "2) ", "•".
 BULLET = re.compile(r"[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)、]|[(（]\d{1,3}[)）])[ \t]+")
 
@@ -38,6 +39,8 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
     for m in (re.finditer(r"\n", text) if lines else _BREAK.finditer(text)):
         cuts.add(m.start())
         cuts.add(m.end())
+    if not lines and "\n" in text:
+        cuts.update(_short_line_ends(text))
     bounds = sorted(cuts)
     out = []
     for a, b in zip(bounds, bounds[1:]):
@@ -47,6 +50,21 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
             b -= 1
         if b > a:
             out.append((a, b))
+    return out
+
+
+def _short_line_ends(text: str) -> list[int]:
+    """Line breaks after a line much shorter than the text's wrapped lines (a table row, a
+    caption, a heading inside a block): they end a sentence; wrapped prose lines do not."""
+    rows = text.split("\n")
+    width = max(len(r.rstrip()) for r in rows)
+    if width < 30:
+        return []
+    out, at = [], 0
+    for r in rows[:-1]:
+        at += len(r) + 1
+        if len(r.rstrip()) < SHORT_LINE * width:
+            out.append(at - 1)
     return out
 
 
@@ -162,7 +180,7 @@ def names(text: str) -> set[str]:
     for m in _NAME.finditer(text):
         word = m.group(1)
         low = word.lower()
-        if low in _NOT_NAMES or len(word) < 2:
+        if low in _NOT_NAMES or low in STOPWORDS or len(word) < 2:
             continue
         at_start = m.start() in starts or _after_opening(text, m.start())
         inner_caps = any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
@@ -228,8 +246,21 @@ class Claim:
     negated: bool
 
 
+# Lead-ins that attribute a statement to the documents and add no fact of their own.
+_ATTRIBUTION = re.compile(
+    r"^(?:(?:according\s+to|as\s+(?:stated|described|explained|noted|shown)\s+in|based\s+on|"
+    r"per|in)\s+the\s+(?:provided\s+)?(?:documents?|text|context|passages?|excerpts?|paper|"
+    r"manual|guide|article|sources?)(?:\s+provided)?\s*,\s*"
+    r"|the\s+(?:documents?|text|context|passages?|excerpts?|paper|manual|guide|article|"
+    r"authors?)\s+(?:says?|states?|notes?|explains?|mentions?|describes?|shows?|writes?)"
+    r"(?:\s+that)?\s*,?\s*"
+    r"|(?:根据|按照|据)?(?:文档|文件|手册|原文|文中|资料|上下文)(?:中)?(?:指出|提到|说明|表明|显示|"
+    r"所述|记载|写道)?[，,：:]\s*)", re.IGNORECASE)
+
+
 def claim(text: str) -> Claim:
     text = " ".join(text.replace("\x00", " ").split())
+    text = _ATTRIBUTION.sub("", text, count=1) or text
     return Claim(text, frozenset(numbers(text)), frozenset(names(text)), negated(text))
 
 
