@@ -50,8 +50,9 @@ DEFAULTS: dict[str, dict] = {
                 "full": ["--sets", "test,tuning,old", "--budgets", "1000,2000,4000,8000,32000",
                          "--methods", "docchat,bm25-chunks,head"],
                 "timeout_s": 420, "order": 30},
+    # One thread: on a loaded 2-core box a second llama.cpp thread slows decoding ~10x.
     "backend": {"quick": ["--runs", "1", "--prompt-tokens", "500", "--new-tokens", "32",
-                          "--no-server"],
+                          "--threads", "1", "--no-server"],
                 "full": [], "timeout_s": 240, "order": 40},
 }
 
@@ -141,7 +142,7 @@ def execute(bench: Bench, quick: bool) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env.update(bench.env)
     argv = bench.argv(quick)
-    record = {"bench": bench.name, "argv": argv[1:], "quick": quick,
+    record = {"bench": bench.name, "order": bench.order, "argv": argv[1:], "quick": quick,
               "env": bench.env, "commit": commit_state(),
               "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "machine": machine()}

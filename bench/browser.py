@@ -105,6 +105,25 @@ def open_page(browser, url: str):
     return page, page.evaluate("performance.now()")
 
 
+def limit_answers(page, tokens: int) -> None:
+    """The preset's max_new_tokens, set in the sidebar (its values shown)."""
+    box = page.get_by_label("max_new_tokens")
+    box.fill(str(tokens))
+    box.press("Enter")
+    idle(page)
+
+
+def ask(page, question: str) -> int:
+    """Type the question and press Enter, the latency observer installed first; the number of
+    messages before it."""
+    n0 = page.locator('[data-testid="stChatMessage"]').count()
+    page.evaluate(LATENCY_JS, n0)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(question)
+    box.press("Enter")
+    return n0
+
+
 def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -> dict:
     usable = [open_page(browser, url)[1] for _ in range(3)]
     page, _ = open_page(browser, url)
@@ -113,17 +132,10 @@ def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -
         page.get_by_text("fits the model's window whole").first.wait_for(timeout=120_000)
         idle(page)
         page.get_by_text("Adjust every value").click()
-        box = page.get_by_label("max_new_tokens")
-        box.fill("40")
-        box.press("Enter")
-        idle(page)
+        limit_answers(page, 40)
     overheads, ttfts, on_screen = [], [], []
     for question in (QUESTIONS * 3)[:questions]:
-        n0 = page.locator('[data-testid="stChatMessage"]').count()
-        page.evaluate(LATENCY_JS, n0)
-        box = page.get_by_test_id("stChatInputTextArea")
-        box.fill(question)
-        box.press("Enter")
+        n0 = ask(page, question)
         last = page.locator('[data-testid="stChatMessage"]').nth(n0 + 1)
         last.get_by_text(re.compile("tokens in")).wait_for(timeout=300_000)
         lat = page.evaluate("window.__lat")
@@ -157,15 +169,8 @@ def measure(browser, url: str, docchat: bool, questions: int, db: Path | None) -
 def stop_ms(page) -> float:
     """Ask for a long answer, click Stop once its first characters are on screen: ms until
     "Stopped" is."""
-    box = page.get_by_label("max_new_tokens")
-    box.fill("400")
-    box.press("Enter")
-    idle(page)
-    n0 = page.locator('[data-testid="stChatMessage"]').count()
-    page.evaluate(LATENCY_JS, n0)
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(LONG_QUESTION)
-    box.press("Enter")
+    limit_answers(page, 400)
+    n0 = ask(page, LONG_QUESTION)
     page.wait_for_function("window.__lat.t1 !== null", timeout=300_000)
     pressed = time.perf_counter()
     page.get_by_role("button", name=re.compile("Stop")).click()

@@ -51,7 +51,7 @@ def load(folder: Path = RESULTS) -> dict[str, dict]:
         record = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(record, dict) and record.get("bench") == path.stem and "status" in record:
             records[path.stem] = record
-    return records
+    return dict(sorted(records.items(), key=lambda kv: (kv[1].get("order", 50), kv[0])))
 
 
 # ---- one function per bench: its figures -> headline rows -----------------------------------
@@ -142,7 +142,7 @@ def pacing_rows(f: dict) -> list[Row]:
                 "targets " + " / ".join(f"{r['target_ms']}" for r in sched) + " ms",
                 f"within {worst:.1f}%", f"within 10%: {met(worst <= 10)}"))
     for r in f.get("smooth", []):
-        ok = r["std_cut_pct"] >= 70 and r["added_pct"] < 10
+        ok = (r["std_cut_pct"] or 0) >= 70 and r["added_pct"] < 10
         rows.append(row(f"smooth preset: cut in ITL std vs the raw stream, time added "
                         f"({r['source']} source, {r['pieces']} pieces)",
                         f"{r['std_cut_pct']}% cut, +{r['added_pct']}% time", "–", "–",
@@ -196,10 +196,9 @@ def fidelity_rows(f: dict) -> list[Row]:
                             " / ".join(f"{x['accuracy']:.3f}" if x else "–" for x in (en, zh)),
                             "page text layer", "–",
                             f">= 0.95 / >= 0.90: {met(ok)}" if dpi == 300 else "–"))
-    pages = f.get("ocr_pages")
-    if pages:
-        rows.append(row("OCR throughput, multi-page scan", f"{pages.get('pages_s')} pages/s",
-                        "–", f"accuracy {pages.get('accuracy')}", "–"))
+    for r in f.get("ocr_pages", []):
+        rows.append(row(f"OCR throughput, {r['file']} at {r['dpi']} dpi, one tesseract per core",
+                        f"{r['pages_s']} pages/s", "–", f"accuracy {r['accuracy']}", "–"))
     for r in f.get("forms", []):
         rows.append(row(f"form text, {r['file']} (characters vs pdftotext; values found)",
                         f"{r['ratio']}; {r['values_found']}", "pdftotext", "–",
@@ -223,7 +222,9 @@ def summarize_rows(f: dict) -> list[Row]:
     raw = runs.get("raw llama-cpp-python (same prompts)")
     names = ", ".join(Path(p).name for p in f["files"])
     ratio = f.get("ratios", {}).get("docchat_vs_raw_seconds")
-    rows = [row(f"{len(f['files'])} documents ({names}), {f['max_new_tokens']}-token summaries",
+    n = len(f["files"])
+    rows = [row(f"{n} document{'s' if n != 1 else ''} ({names}), "
+                f"{f['max_new_tokens']}-token summaries",
                 f"{ours['seconds']} s, {ours['documents_per_minute']} docs/min, "
                 f"{ours['input_tokens_per_s']} input tok/s" if ours else "–",
                 f"raw llama-cpp-python on the same prompts {raw['seconds']} s" if raw else "–",

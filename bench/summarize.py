@@ -37,7 +37,8 @@ from docchat.summaries.batch import summarize_folder  # noqa: E402
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 # How `python -m bench all` runs this script (bench/README.md, "Running every bench").
-BENCH = {"quick": ["--max-tokens", "32", "--no-server", "tests/data/summarize/BSD.txt"],
+BENCH = {"quick": ["--max-tokens", "32", "--no-server", "--threads", "1",
+                   "tests/data/summarize/BSD.txt"],
          "full": ["--max-tokens", "64", "../shared/corpus/pdf/lppl.pdf",
                   "../shared/corpus/text/Apache-2.0.txt"], "timeout_s": 300, "order": 70}
 DEFAULT_FILES = ["pdf/lppl.pdf", "pdf/sample-sigconf.pdf", "pdf/apssamp.pdf",
@@ -136,12 +137,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=4, help="server run's N (default 4)")
     ap.add_argument("--no-server", action="store_true", help="skip the server runs")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw replay")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="llama.cpp threads (default: every core; 1 on a loaded machine)")
     args = ap.parse_args(argv)
     files = args.files or [CORPUS / f for f in DEFAULT_FILES]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         ap.error(f"missing files: {', '.join(missing)}")
-    threads = os.cpu_count() or 1
+    threads = args.threads
     runs: list[dict] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,13 +183,14 @@ def main(argv: list[str] | None = None) -> int:
         ratios[f"concurrency_{args.concurrency}_vs_1_throughput"] = round(
             server[0]["seconds"] / server[1]["seconds"], 3)
     report = {"files": [str(f) for f in files], "max_new_tokens": args.max_tokens,
-              "cpu_count": threads, "load_average": os.getloadavg(), "context_window": n_ctx,
+              "cpu_count": os.cpu_count(), "threads": threads, "load_average": os.getloadavg(),
+              "context_window": n_ctx,
               "model": Path(model_path).name, "runs": runs, "ratios": ratios, "notes": notes}
     if args.json:
         print(json.dumps(report))
         return 0
     print(f"{len(files)} documents, max_new_tokens={args.max_tokens}, {Path(model_path).name}, "
-          f"n_ctx={n_ctx}, {threads} CPUs, load average {os.getloadavg()[0]:.1f}")
+          f"n_ctx={n_ctx}, {threads} threads, load average {os.getloadavg()[0]:.1f}")
     print(f"| {'run':<46} | docs | seconds | docs/min | in tok/s | tokens in | out | steps |")
     print(f"|{'-' * 48}|-----:|--------:|---------:|---------:|----------:|----:|------:|")
     for r in runs:
