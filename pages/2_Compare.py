@@ -12,6 +12,7 @@ from docchat.context.compare import Comparison, compare
 from docchat.library.store import SessionStore
 from docchat.ui import compare as ui
 from docchat.ui.i18n import LANGUAGES, t
+from docchat.ui.render import escape_text
 from docchat.ui.resources import load_backend, run_page
 
 logger = logging.getLogger("docchat.compare_page")
@@ -44,11 +45,16 @@ def main() -> None:
     if not sid or store.session(sid) is None:
         st.info(q("c_no_session"))
         st.page_link("app.py", label=q("c_chat"), icon=":material/chat:")
+        for s in [s for s in store.list_sessions()
+                  if len(store.session_documents(s["id"])) >= 2][:5]:
+            st.page_link("pages/2_Compare.py", label=escape_text(s["title"] or s["id"]),
+                         query_params={"session": s["id"]}, icon=":material/compare:")
         return
     doc_ids = store.session_documents(sid)
     if len(doc_ids) < 2:
         st.info(q("c_need_two"))
-        st.page_link("app.py", label=q("c_chat"), icon=":material/chat:")
+        st.page_link("app.py", label=q("c_chat"), icon=":material/chat:",
+                     query_params={"session": sid})
         return
     docs = [document(str(settings.db), i) for i in doc_ids]
     last = store.get_comparison(sid)

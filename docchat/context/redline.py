@@ -122,9 +122,7 @@ def _word_diff(old: Sequence[Paragraph], new: Sequence[Paragraph]) -> list[Op]:
         if b_text:
             out.append(Op("+", b_text, _page_at(a_starts, 0), _page_at(b_starts, 0)))
         return out
-    junk = max(len(a), len(b)) > AUTOJUNK_WORDS
-    matcher = SequenceMatcher(None, [w for w, _, _ in a], [w for w, _, _ in b], autojunk=junk)
-    regions = _cleaned(matcher.get_opcodes())
+    regions = _cleaned(_opcodes([w for w, _, _ in a], [w for w, _, _ in b]))
     out: list[Op] = []
     for tag, i1, i2, j1, j2 in regions:
         a_at = a[i1][1] if i1 < len(a) else len(a_text)
@@ -138,6 +136,25 @@ def _word_diff(old: Sequence[Paragraph], new: Sequence[Paragraph]) -> list[Op]:
         if j2 > j1:
             out.append(Op("+", _span(b_text, b, j1, j2), **pages))
     return out
+
+
+def _opcodes(x: list[str], y: list[str]) -> list[tuple]:
+    """difflib's opcodes of two word lists; the common head and tail are cut off first
+    (one edit in a long paragraph then costs no more than the edit)."""
+    head = 0
+    while head < min(len(x), len(y)) and x[head] == y[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(x), len(y)) - head and x[-1 - tail] == y[-1 - tail]:
+        tail += 1
+    mid_x, mid_y = x[head:len(x) - tail], y[head:len(y) - tail]
+    junk = max(len(mid_x), len(mid_y)) > AUTOJUNK_WORDS
+    ops = [] if not head else [("equal", 0, head, 0, head)]
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, mid_x, mid_y, autojunk=junk).get_opcodes():
+        ops.append((tag, head + i1, head + i2, head + j1, head + j2))
+    if tail:
+        ops.append(("equal", len(x) - tail, len(x), len(y) - tail, len(y)))
+    return ops
 
 
 def _span(text: str, toks: list[tuple[str, int, int]], i: int, j: int) -> str:

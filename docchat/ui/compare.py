@@ -185,7 +185,7 @@ def ask_box(store: SessionStore, sid: str, c: Comparison, old, new, backend) -> 
 
 def summary_box(store: SessionStore, sid: str, c: Comparison, old, new, backend) -> None:
     """The stored summary of the changes, or a button that makes it (streamed)."""
-    done = c.extra.get("summary")
+    done = c.extra.get("change_summary")
     if done is None:
         if not st.button(q("c_summarise"), key="c_summarise", disabled=not c.changed):
             return
@@ -198,7 +198,7 @@ def summary_box(store: SessionStore, sid: str, c: Comparison, old, new, backend)
 
         done = compare_ask.summarise(c, old, new, backend, on_piece=on_piece)
         live.empty()
-        c.extra["summary"] = done
+        c.extra["change_summary"] = done
         save(store, sid, c)
     st.subheader(q("c_summary"))
     checked(done["overall"], done.get("check"))

@@ -13,7 +13,8 @@ from docchat.library.documents import ingest_path
 from docchat.library.store import SessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "pages" / "2_Compare.py")
+APP = str(ROOT / "app.py")
+PAGE = "pages/2_Compare.py"
 SECTIONS = [("1. Scope", "This agreement covers the supply of widgets to the Buyer."),
             ("2. Fees", "The Buyer pays the fee within 30 days of the invoice date."),
             ("3. Delivery", "The Seller delivers the widgets to the warehouse in Leeds."),
@@ -57,7 +58,9 @@ def session(tmp_path) -> str:
 
 
 def page(sid: str | None) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
+    """The Compare page within the app (app.py the entrypoint, as `streamlit run app.py`)."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.switch_page(PAGE)
     if sid:
         at.query_params["session"] = sid
     return at.run()
@@ -111,14 +114,20 @@ def test_a_reload_shows_the_stored_comparison_and_answers(session):
     SCRIPT["reply"] = "Sixty days."
     at.text_input(key="c_question").input("How long now?")
     at.button(key="FormSubmitter:c_ask_form-Ask").click().run()
+    SCRIPT["reply"] = "The fee is now due within 60 days."
+    at.button(key="c_summarise").click().run()
     again = page(session)  # a new browser session: nothing in session_state
     assert not again.exception
+    assert "Summary of the changes" in [h.value for h in again.subheader]
+    assert "The fee is now due within 60 days." in html_blocks(again)
+    assert not [b for b in again.button if b.key == "c_summarise"]  # made once, kept
     assert any(e.label.startswith("changed · 2. Fees") for e in again.expander)
     assert "How long now?" in html_blocks(again) and "Sixty days." in html_blocks(again)
 
 
 def test_chinese_interface(session):
-    at = AppTest.from_file(PAGE, default_timeout=30)
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.switch_page(PAGE)
     at.query_params["session"] = session
     at.session_state["lang"] = "zh"
     at.run()
@@ -131,12 +140,14 @@ def test_chinese_interface(session):
 
 def test_without_a_session_or_two_documents_the_page_says_what_to_do(tmp_path):
     at = page(None)
-    assert not at.exception and "Open a session on the chat page" in at.info[0].value
+    assert not at.exception and not at.error
+    assert "Open a session on the chat page" in at.info[0].value
     store = SessionStore.open(Settings.from_env().db)
     sid = store.create_session()
     store.attach(sid, ingest_path(store, write(tmp_path / "one.md", SECTIONS)).doc_id)
     at = page(sid)
-    assert not at.exception and "fewer than two documents" in at.info[0].value
+    assert not at.exception and not at.error
+    assert "fewer than two documents" in at.info[0].value
 
 
 def test_the_same_document_and_unrelated_documents(tmp_path, session):
@@ -153,3 +164,11 @@ def test_the_same_document_and_unrelated_documents(tmp_path, session):
     assert not at.exception
     assert "These look like different documents" in at.warning[0].value
     assert not [e for e in at.expander if e.label.startswith("changed")]
+
+
+def test_without_a_session_the_sessions_with_two_documents_are_offered(session):
+    at = page(None)
+    assert not at.exception
+    links = [e.proto for e in at.get("page_link")]
+    assert [link.label for link in links][-1] == "contract"
+    assert session in links[-1].query_string
