@@ -14,7 +14,6 @@ import contextlib
 import functools
 import importlib.util
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -30,6 +29,13 @@ from docchat.backends.base import (
     attention_span,
     batch_size,
     common_prefix,
+)
+from docchat.backends.threads import (  # noqa: F401  (re-exported: tests, bench)
+    DecodeThreadChooser,
+    ThreadChooser,
+    decode_thread_candidates,
+    default_threads,
+    prompt_thread_candidates,
 )
 from docchat.errors import BackendUnavailable
 
@@ -119,74 +125,6 @@ def load_llama(path: str | Path, n_ctx: int | None = None, n_threads: int | None
         ) from e
 
 
-def default_threads(n_threads: int | None = None,
-                    n_threads_batch: int | None = None) -> tuple[int, int]:
-    """(decode threads, prompt threads to start with): the given values, else defaults.
-
-    llama.cpp's threads spin-wait for each other at every step, so a thread whose core
-    is taken by another process stalls all of them. Measured on a 2-core box
-    (bench/backend.py --study threads; bench/README.md): decoding with 2 threads fell
-    from 84 tok/s idle to 38 with one core busy while 1 thread kept 58, and with other
-    work on both cores 2 threads decoded at 2.6 tok/s against 33 for 1 thread. Decoding
-    a small model gains little from a second core, so decode threads = (cores - 1) // 2
-    (at most 4, at least 1). Reading a prompt is different: idle, 2 threads read 180 tok/s
-    against 86 for 1, busy, 27 against 42. No fixed count is right for both, so prompt
-    threads start at every core and ThreadChooser keeps whichever of its candidates
-    reads fastest, measured batch by batch. n_threads alone sets both, as before.
-    """
-    cores = os.cpu_count() or 1
-    if n_threads and not n_threads_batch:
-        return n_threads, n_threads
-    decode = n_threads or max(1, min(4, (cores - 1) // 2))
-    return decode, n_threads_batch or cores
-
-
-def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None) -> list[int]:
-    """Prompt-thread counts ThreadChooser may pick from: one when the user chose it."""
-    if n_threads_batch or n_threads:
-        return [n_threads_batch or n_threads]
-    cores = os.cpu_count() or 1
-    return sorted({cores, max(1, cores - 1), max(1, cores // 2)}, reverse=True)
-
-
-class ThreadChooser:
-    """Chooses how many threads read prompts from the speed they were measured to read.
-
-    Each candidate is tried on one full batch first; after that the fastest so far is
-    used, and every EXPLORE_EVERY-th batch goes to the least recently tried other
-    candidate, so a machine that became busy (or idle) is noticed within a few seconds.
-    Rates are exponential averages (tokens per second) so one noisy batch cannot decide.
-    """
-
-    EXPLORE_EVERY = 6
-    ALPHA = 0.5
-
-    def __init__(self, candidates: list[int]) -> None:
-        self.candidates = list(candidates) or [1]
-        self.rates: dict[int, float] = {}
-        self.tried_at: dict[int, int] = {}
-        self.batches = 0
-
-    def pick(self) -> int:
-        for c in self.candidates:
-            if c not in self.rates:
-                return c
-        best = max(self.candidates, key=lambda c: self.rates[c])
-        if len(self.candidates) > 1 and self.batches % self.EXPLORE_EVERY == 0:
-            others = [c for c in self.candidates if c != best]
-            return min(others, key=lambda c: self.tried_at.get(c, -1))
-        return best
-
-    def record(self, threads: int, tokens: int, seconds: float) -> None:
-        if tokens <= 0 or seconds <= 0:
-            return
-        self.batches += 1
-        rate = tokens / seconds
-        old = self.rates.get(threads)
-        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
-        self.tried_at[threads] = self.batches
-
-
 def model_span(llama) -> float | None:
     """attention_span() of a loaded GGUF: parameters less the token embeddings (read, not
     multiplied; a separate output matrix is computed for the last token only, so an
@@ -202,6 +140,7 @@ def model_span(llama) -> float | None:
     return attention_span(params, layers, width)
 
 
+PROBE_TOKENS = 512  # read at load to measure the prefill rate (probe)
 PROBE_TEXT = ("Rivers carve valleys, carry silt and build deltas; floods spread soil across "
               "the plain and farmers follow the water. ")
 
@@ -220,7 +159,8 @@ class LlamaCppBackend(StreamingBackend):
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int | None = None,
                  n_threads: int | None = None, n_threads_batch: int | None = None,
-                 llama=None, probe_tokens: int = 64, prefill_batch: int | None = None) -> None:
+                 llama=None, probe_tokens: int = PROBE_TOKENS,
+                 prefill_batch: int | None = None) -> None:
         super().__init__()
         if llama is None:
             llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads,
@@ -229,6 +169,8 @@ class LlamaCppBackend(StreamingBackend):
         self.rate_meter = RateMeter(span=model_span(llama))
         self.decode_threads = int(getattr(llama, "n_threads", 0) or 1)
         self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch))
+        self.decode_chooser = DecodeThreadChooser(decode_thread_candidates(n_threads))
+        self._prompt_threads = int(getattr(llama, "n_threads_batch", 0) or self.decode_threads)
         self.model = Path(llama.model_path).name
         self.context_window = int(llama.n_ctx())
         self.device = "cpu"
@@ -280,13 +222,20 @@ class LlamaCppBackend(StreamingBackend):
 
     # -- prefill ----------------------------------------------------------------
 
-    def probe(self, n: int = 64) -> float | None:
-        """Time reading n prompt tokens (a cold cache) to seed prefill_rate()."""
+    def probe(self, n: int = PROBE_TOKENS) -> float | None:
+        """Seed prefill_rate() by reading n prompt tokens from a cold cache the way a prompt
+        is read (_read: batches sized to BATCH_SECONDS, prompt threads chosen by speed),
+        after an untimed few to page the weights in. A prompt of realistic length read in
+        one Llama.eval promised too much: 351 tok/s from 64 tokens, where the first
+        question read at 195 (issue 21); the position cost beyond n is RateMeter's span."""
+        n = max(MIN_BATCH, min(n, self.context_window // 2))
         tokens = self.llama.tokenize((PROBE_TEXT * (n // 16 + 2)).encode(), add_bos=True)[:n]
         self.llama.reset()
+        self.llama.eval(tokens[:MIN_BATCH])  # page in the weights, untimed
+        self.llama.reset()
         start = time.perf_counter()
-        self.llama.eval(tokens)
-        self.rate_meter.add(len(tokens), time.perf_counter() - start)
+        done = self._read(tokens, len(tokens), GenerationRequest(messages=[]), lambda: False)
+        self.rate_meter.add(done, time.perf_counter() - start)
         self.llama.reset()
         return self.prefill_rate()
 
@@ -324,12 +273,45 @@ class LlamaCppBackend(StreamingBackend):
         return pos
 
     def _set_prompt_threads(self, n: int) -> int:
-        if n != getattr(self, "_prompt_threads", None):
+        self._set_threads(self.decode_threads, n)
+        return n
+
+    def _set_decode_threads(self, n: int) -> int:
+        self._set_threads(n, self._prompt_threads)
+        return n
+
+    def _set_threads(self, decode: int, prompt: int) -> None:
+        """llama.cpp's n_threads (one token at a time) and n_threads_batch (prompts)."""
+        if (decode, prompt) != getattr(self, "_threads_set", None):
             ctx = getattr(self.llama, "_ctx", None)
             if ctx is not None and hasattr(ctx, "set_n_threads"):
-                ctx.set_n_threads(self.decode_threads, n)
-            self._prompt_threads = n
-        return n
+                ctx.set_n_threads(decode, prompt)
+            self._threads_set = (decode, prompt)
+        self.decode_threads, self._prompt_threads = decode, prompt
+
+    def _timed_steps(self, steps, clock=time.perf_counter) -> Iterator[int]:
+        """Llama.generate's tokens, each step timed for DecodeThreadChooser, which sets the
+        decode threads window by window (the first step also reads the prompt's last
+        token, so it is not counted)."""
+        chooser = self.decode_chooser
+        threads = self._set_decode_threads(chooser.pick())
+        count, seconds = -1, 0.0
+        try:
+            while True:
+                start = clock()
+                token = next(steps, None)
+                if token is None:
+                    return
+                if count >= 0:
+                    seconds += clock() - start
+                count += 1
+                if count >= chooser.WINDOW or seconds >= chooser.WINDOW_S:
+                    chooser.record(threads, count, seconds)
+                    threads = self._set_decode_threads(chooser.pick())
+                    count, seconds = 0, 0.0
+                yield token
+        finally:
+            chooser.record(threads, count, seconds)
 
     def _prefix(self, messages: list[Message]) -> list[int]:
         """The prompt's tokens up to the end of the last message's content."""
@@ -374,7 +356,7 @@ class LlamaCppBackend(StreamingBackend):
             repeat_penalty=request.repetition_penalty,
         )
         try:
-            for token in steps:
+            for token in self._timed_steps(steps):
                 if stats.prefill_ms is None:
                     seconds = time.perf_counter() - stats.prefill_started_at
                     stats.prefill_ms = seconds * 1000

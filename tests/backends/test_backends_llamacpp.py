@@ -327,3 +327,168 @@ def test_prompt_threads_fixed_when_the_user_sets_them():
     assert prompt_thread_candidates(None, 3) == [3]
     assert prompt_thread_candidates(2, None) == [2]
     assert len(prompt_thread_candidates(None, None)) >= 1
+
+
+def test_the_quick_presets_repetition_penalty_reaches_llama_cpp(backend, monkeypatch):
+    from docchat.answer.presets import get_preset
+
+    quick = get_preset("quick")
+    assert quick.generation["repetition_penalty"] == 1.2
+    generate, seen = backend.llama.generate, []
+
+    def recording(tokens, **options):
+        seen.append(options)
+        return generate(tokens, **options)
+
+    monkeypatch.setattr(backend.llama, "generate", recording)
+    # The loop detector would end the unpenalised run early: the tokens are the point here.
+    monkeypatch.setattr(backend, "repetition_policy", None)
+    words = "apple " * 24
+    question = f"Repeat exactly, word for word: {words}"
+    messages = [Message("user", question)]
+    penalised = quick.request(messages, max_new_tokens=40, temperature=0.0)
+    plain = ask(question, max_new_tokens=40, repetition_penalty=1.0)
+    with_penalty = backend.llama.tokenize("".join(fresh(backend, penalised)).encode(),
+                                          add_bos=False, special=False)
+    without = backend.llama.tokenize("".join(fresh(backend, plain)).encode(),
+                                     add_bos=False, special=False)
+    assert [o["repeat_penalty"] for o in seen] == [1.2, 1.0]
+    # Counted in tokens: the penalty changes what llama.cpp samples, and the word the
+    # prompt repeats comes back less often under it.
+    apple = backend.llama.tokenize(b" apple", add_bos=False, special=False)[-1]
+    assert with_penalty != without
+    assert with_penalty.count(apple) < without.count(apple)
+
+
+def _decode_run(chooser, speed, windows):
+    """Feed the chooser windows of WINDOW tokens at speed[threads] tok/s; the picks."""
+    picks = []
+    for _ in range(windows):
+        n = chooser.pick()
+        picks.append(n)
+        tokens = chooser.WINDOW
+        chooser.record(n, tokens, tokens / speed[n])
+    return picks
+
+
+def test_decode_threads_chosen_by_measured_speed_idle_then_busy():
+    from docchat.backends.threads import DecodeThreadChooser
+
+    chooser = DecodeThreadChooser([1, 2])
+    idle = {1: 37.0 * 0.8, 2: 37.0}  # an idle 2-core box: 2 threads 20% faster
+    picks = _decode_run(chooser, idle, 200)
+    assert picks[:2] == [1, 2]  # the safe count first, then each candidate once
+    # Rechecks of the slower count back off: after the first 40 windows, under 5% of them.
+    assert picks[40:].count(1) <= 0.05 * len(picks[40:])
+    tokens_s = len(picks) / sum(1 / idle[n] for n in picks)
+    assert tokens_s >= 0.95 * idle[2]
+    busy = {1: 33.0, 2: 2.6}  # a core taken: spinning threads collapse
+    picks = _decode_run(chooser, busy, 40)
+    assert picks[0] == 2 and picks[1:].count(2) <= 2  # off 2 threads after one window
+    assert picks[-10:] == [1] * 10
+
+
+def test_a_collapsing_window_ends_early_and_decode_threads_follow_the_chooser(backend):
+    from docchat.backends.threads import DecodeThreadChooser
+
+    chooser = DecodeThreadChooser([1, 2])
+    chooser.rates = {1: 30.0}  # 1 measured; 2 not yet
+    backend.decode_chooser = chooser
+    calls = []
+    real = backend.llama._ctx.set_n_threads
+
+    def spy(decode, prompt):
+        calls.append(decode)
+        real(decode, prompt)
+
+    backend.llama._ctx.set_n_threads = spy
+    try:
+        ticks = iter(range(1000))
+        # Each step "takes" 1 s here: the 2-thread window ends after one counted token.
+        slow = backend._timed_steps(iter(range(100)), clock=lambda: float(next(ticks)))
+        tokens = [next(slow) for _ in range(3)]
+        slow.close()
+    finally:
+        backend.llama._ctx.set_n_threads = real
+    assert tokens == [0, 1, 2]
+    assert chooser.rates[2] == pytest.approx(1.0)  # one token in one second, then recorded
+    assert calls[:2] == [2, 1] and backend.decode_threads == 1
+
+
+def test_decode_threads_fixed_when_the_user_sets_them():
+    from docchat.backends.threads import decode_thread_candidates
+
+    assert decode_thread_candidates(3) == [3]
+    assert decode_thread_candidates(None)[0] >= 1
+
+
+class SimLlama:
+    """llama.cpp's prefill on a fake clock: a token at position p costs (1 + p / SPAN) /
+    rate seconds, rate 300 tok/s with every core and 170 with fewer, plus OVERHEAD a call
+    (building the graph, waking the threads). Enough of Llama for LlamaCppBackend."""
+
+    SPAN, OVERHEAD, WIDTH, LAYERS, VOCAB = 3072, 0.03, 100, 10, 1000
+
+    def __init__(self, n_threads_batch: int) -> None:
+        import types
+
+        import numpy
+
+        self.now = 0.0
+        self.n_threads, self.n_threads_batch, self.most = 1, n_threads_batch, n_threads_batch
+        self.model_path, self.n_tokens = "sim.gguf", 0
+        self.input_ids = numpy.zeros(8192, dtype=numpy.int64)
+        self.metadata = {"general.architecture": "llama", "llama.embedding_length": self.WIDTH,
+                         "llama.block_count": self.LAYERS}
+        params = self.SPAN * 2 * self.LAYERS * self.WIDTH + self.VOCAB * self.WIDTH
+        self._model = types.SimpleNamespace(n_params=lambda: params)
+        self._ctx = types.SimpleNamespace(set_n_threads=self._set_threads)
+        self.evals: list[int] = []
+
+    def _set_threads(self, decode: int, batch: int) -> None:
+        self.n_threads, self.n_threads_batch = decode, batch
+
+    def n_ctx(self) -> int:
+        return 8192
+
+    def n_vocab(self) -> int:
+        return self.VOCAB
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return [7] * (len(text) // 4)
+
+    def reset(self) -> None:
+        self.n_tokens = 0
+
+    def eval(self, tokens) -> None:
+        rate = 300.0 if self.n_threads_batch >= self.most else 170.0
+        start, end = self.n_tokens, self.n_tokens + len(tokens)
+        self.now += self.OVERHEAD + sum(1 + p / self.SPAN for p in range(start, end)) / rate
+        self.input_ids[start:end] = tokens
+        self.n_tokens = end
+        self.evals.append(len(tokens))
+
+
+def test_first_question_budget_is_calibrated_on_a_realistic_read(monkeypatch):
+    """The budget for a 15 s first token, from the probe at load, read back on the same
+    (fake) machine: the prompt it allows is read in 15 s within 5%. The old probe, one
+    64-token Llama.eval, promised a rate the batched, thread-checking read never reaches."""
+    import types
+
+    import docchat.backends.llamacpp as module
+    from docchat.backends.threads import prompt_thread_candidates
+
+    most = max(prompt_thread_candidates(None, None))
+    sim = SimLlama(n_threads_batch=most)
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: sim.now))
+    monkeypatch.setattr(LlamaCppBackend, "_chat_formatter", lambda self: None)
+    backend = LlamaCppBackend(llama=sim)
+    assert backend.rate_meter.span == pytest.approx(SimLlama.SPAN)
+    assert sum(sim.evals) >= 512 and len(sim.evals) > 4  # read in batches, not one eval
+    budget = backend.prefill_tokens(15.0)
+    assert 2000 < budget < 8192
+    tokens = [7] * budget
+    sim.reset()
+    start = sim.now
+    backend._read(tokens, budget, GenerationRequest(messages=[]), lambda: False)
+    assert sim.now - start == pytest.approx(15.0, rel=0.05)

@@ -1,0 +1,154 @@
+"""How many threads llama.cpp reads prompts and decodes with, chosen by measured speed.
+
+llama.cpp's threads spin-wait for each other at every step, so a thread whose core is
+taken by another process (the browser showing the app, an upload's embedding) stalls all
+of them: no fixed count is right both idle and busy. Both choosers try each candidate,
+keep the fastest by an exponential average of tokens/s, and recheck the others now and
+then, so a machine that became busy (or idle) is noticed within seconds.
+"""
+from __future__ import annotations
+
+import os
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity, as taskset or a container sets it),
+    else os.cpu_count()."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_threads(n_threads: int | None = None,
+                    n_threads_batch: int | None = None) -> tuple[int, int]:
+    """(decode threads, prompt threads to start with): the given values, else defaults.
+
+    llama.cpp's threads spin-wait for each other at every step, so a thread whose core
+    is taken by another process stalls all of them. Measured on a 2-core box
+    (bench/backend.py --study threads; bench/README.md): decoding with 2 threads fell
+    from 84 tok/s idle to 38 with one core busy while 1 thread kept 58, and with other
+    work on both cores 2 threads decoded at 2.6 tok/s against 33 for 1 thread, but idle 2
+    threads decode 15-20% faster (issue 21). So decoding starts at the safe count,
+    (cores - 1) // 2 (at most 4, at least 1), and DecodeThreadChooser moves to whichever
+    candidate decodes fastest, measured window by window. Reading a prompt: idle, 2 threads
+    read 180 tok/s against 86 for 1, busy, 27 against 42; prompt threads start at every
+    core and ThreadChooser keeps whichever of its candidates reads fastest, measured batch
+    by batch. n_threads alone fixes both, as before.
+    """
+    cores = usable_cores()
+    if n_threads and not n_threads_batch:
+        return n_threads, n_threads
+    decode = n_threads or max(1, min(4, (cores - 1) // 2))
+    return decode, n_threads_batch or cores
+
+
+def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None) -> list[int]:
+    """Prompt-thread counts ThreadChooser may pick from: one when the user chose it."""
+    if n_threads_batch or n_threads:
+        return [n_threads_batch or n_threads]
+    cores = usable_cores()
+    return sorted({cores, max(1, cores - 1), max(1, cores // 2)}, reverse=True)
+
+
+class ThreadChooser:
+    """Chooses how many threads read prompts from the speed they were measured to read.
+
+    Each candidate is tried on one full batch first; after that the fastest so far is
+    used, and every EXPLORE_EVERY-th batch goes to the least recently tried other
+    candidate, so a machine that became busy (or idle) is noticed within a few seconds.
+    Rates are exponential averages (tokens per second) so one noisy batch cannot decide.
+    """
+
+    EXPLORE_EVERY = 6
+    ALPHA = 0.5
+
+    def __init__(self, candidates: list[int]) -> None:
+        self.candidates = list(candidates) or [1]
+        self.rates: dict[int, float] = {}
+        self.tried_at: dict[int, int] = {}
+        self.batches = 0
+
+    def pick(self) -> int:
+        for c in self.candidates:
+            if c not in self.rates:
+                return c
+        best = max(self.candidates, key=lambda c: self.rates[c])
+        if len(self.candidates) > 1 and self.batches % self.EXPLORE_EVERY == 0:
+            others = [c for c in self.candidates if c != best]
+            return min(others, key=lambda c: self.tried_at.get(c, -1))
+        return best
+
+    def record(self, threads: int, tokens: int, seconds: float) -> None:
+        if tokens <= 0 or seconds <= 0:
+            return
+        self.batches += 1
+        rate = tokens / seconds
+        old = self.rates.get(threads)
+        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
+        self.tried_at[threads] = self.batches
+
+
+def decode_thread_candidates(n_threads: int | None) -> list[int]:
+    """Decode-thread counts DecodeThreadChooser may pick from, the old fixed default first
+    ((cores - 1) // 2, 1 to 4: safe under load); one when the user chose it."""
+    if n_threads:
+        return [n_threads]
+    cores = usable_cores()
+    safe = max(1, min(4, (cores - 1) // 2))
+    return [safe] + sorted({max(1, cores // 2), max(1, cores - 1), cores} - {safe})
+
+
+class DecodeThreadChooser:
+    """Chooses decode threads from measured tokens/s, window by window while answering.
+
+    Decoding runs one token per step; a window is WINDOW tokens or WINDOW_S seconds,
+    whichever ends first, so a candidate that collapses under load (2 threads with one core
+    busy: 2.6 tok/s against 33 for 1) costs one short window, not a stalled answer. Each
+    candidate is measured once, then the fastest is used; a slower one is retried after
+    EXPLORE_EVERY windows, twice as long after each retry that finds it still slower (up to
+    MAX_EVERY), so on an idle machine the rechecks cost a few percent at most. The current
+    choice is measured all the time: when it slows, another takes over at once.
+    """
+
+    WINDOW, WINDOW_S = 16, 0.3
+    EXPLORE_EVERY, MAX_EVERY = 8, 64
+    ALPHA = 0.5
+    MIN_TOKENS = 4  # a shorter and quicker (end-of-answer) window is not recorded
+
+    def __init__(self, candidates: list[int]) -> None:
+        self.candidates = list(candidates) or [1]
+        self.rates: dict[int, float] = {}
+        self.windows = 0
+        self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
+        self._due = {c: 0 for c in self.candidates}
+
+    def best(self) -> int | None:
+        known = [c for c in self.candidates if c in self.rates]
+        return max(known, key=lambda c: self.rates[c]) if known else None
+
+    def pick(self) -> int:
+        for c in self.candidates:
+            if c not in self.rates:
+                return c
+        best = self.best()
+        due = [c for c in self.candidates if c != best and self.windows >= self._due[c]]
+        return min(due, key=lambda c: self._due[c]) if due else best
+
+    def record(self, threads: int, tokens: int, seconds: float) -> None:
+        if tokens <= 0 or seconds <= 0 or threads not in self._due:
+            return
+        if tokens < self.MIN_TOKENS and seconds < self.WINDOW_S:
+            return  # the short tail of an answer
+        was = self.best()
+        self.windows += 1
+        rate = tokens / seconds
+        old = self.rates.get(threads)
+        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
+        best = self.best()
+        if best != was:  # a new leader: recheck the others at the base interval
+            self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
+            self._due = {c: self.windows + self.EXPLORE_EVERY for c in self.candidates}
+        elif threads != best:  # rechecked and still slower: look again later
+            self._every[threads] = min(self.MAX_EVERY, 2 * self._every[threads])
+            self._due[threads] = self.windows + self._every[threads]
