@@ -1,6 +1,7 @@
 """PDF fidelity: OCR accuracy on scans made here, forms, tables, code indentation, garbage detector.
 
 Usage: python bench/fidelity.py [--json] [--only ocr,forms,tables,code,garbage] [--compare-rapidocr]
+                                [--dpi 150,300]
 
 - ocr: real PDF pages (English and Chinese) rendered by pdftoppm at 150 and 300 dpi and
   saved back as image-only PDFs (Pillow), then read by docchat (ingest.load_document, which
@@ -45,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 # How `python -m bench all` runs this script (bench/README.md, "Running every bench").
-BENCH = {"quick": ["--only", "ocr,forms"], "full": [], "timeout_s": 420, "order": 20}
+BENCH = {"quick": ["--only", "ocr,forms", "--dpi", "300"], "full": [], "timeout_s": 420,
+         "order": 20}
 DATA = ROOT / "tests" / "data"
 FETCH = CORPUS / "fetch-debian-reference.sh"
 
@@ -136,7 +138,8 @@ def scan(path: Path, number: int, dpi: int, out: Path) -> Path:
     return png
 
 
-def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool) -> list[dict]:
+def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool,
+              dpis: tuple[int, ...] = (150, 300)) -> list[dict]:
     rows = []
     rapid = None
     if compare_rapidocr:
@@ -151,7 +154,7 @@ def bench_ocr(ref: Path | None, tmp: Path, compare_rapidocr: bool) -> list[dict]
         if path is None:
             continue
         truth = page_text(path, number)
-        for dpi in (150, 300):
+        for dpi in dpis:
             out = tmp / f"{path.stem}-p{number}-{dpi}.pdf"
             png = scan(path, number, dpi, out)
             started = time.perf_counter()
@@ -468,14 +471,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--only", default="ocr,forms,tables,code,garbage")
     ap.add_argument("--compare-rapidocr", action="store_true")
+    ap.add_argument("--dpi", default="150,300", help="ocr: scan resolutions (comma-separated)")
     args = ap.parse_args(argv)
+    dpis = tuple(int(d) for d in args.dpi.split(",") if d)
     parts = set(args.only.split(","))
     ref = reference_dir()
     result: dict = {"load_avg_1m": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if "ocr" in parts:
-            result["ocr"] = bench_ocr(ref, tmp, args.compare_rapidocr)
+            result["ocr"] = bench_ocr(ref, tmp, args.compare_rapidocr, dpis)
             result["ocr_summary"] = summary(result["ocr"])
         if "ocr" in parts or "ocr-pages" in parts:
             result["ocr_pages"] = bench_ocr_pages(ref, tmp)
