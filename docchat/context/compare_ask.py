@@ -74,20 +74,20 @@ def change_texts(c: Comparison, old: Document, new: Document) -> list[ChangeText
             a = " ".join(o.text for o in ops if o.op in "=-")
             b = " ".join(o.text for o in ops if o.op in "=+")
         else:  # moved, added or removed: the section's text
-            a = _clip(_section_text(old, p.old.index)) if p.old else ""
-            b = _clip(_section_text(new, p.new.index)) if p.new else ""
+            a = clip(section_text(old, p.old.index)) if p.old else ""
+            b = clip(section_text(new, p.new.index)) if p.new else ""
             if p.status == "moved":
-                b = a = _clip(a)
+                b = a = clip(a)
         out.append(ChangeText(p, a, b))
     return out
 
 
-def _section_text(doc: Document, index: int) -> str:
+def section_text(doc: Document, index: int) -> str:
     s = next((s for s in doc.sections if s.index == index), None)
     return s.text if s is not None else ""
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     return text if len(text) <= CLIP_CHARS else text[:CLIP_CHARS].rsplit(" ", 1)[0] + " …"
 
 
