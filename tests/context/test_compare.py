@@ -260,3 +260,17 @@ def test_summaries_are_checked_against_both_versions():
                              reply="The Buyer now pays within 90 days of the invoice date.")
     bad = compare_ask.summarise(c, old, new, wrong)
     assert bad["check"]["statements"][0]["status"] != "supported"
+
+
+def test_cli_chinese_files_are_compared_by_words(tmp_path):
+    old = [("第一条 付款", "买方应在收到发票后三十日内付款。逾期付款按每月百分之二计息。"),
+           ("第二条 交付", "卖方应将货物交付至买方位于上海的仓库。")]
+    new = [("第一条 付款", "买方应在收到发票后六十日内付款。逾期付款按每月百分之二计息。"),
+           ("第二条 交付", "卖方应将货物交付至买方位于上海的仓库。")]
+    a, b = _texts(tmp_path, old, new)
+    data = json.loads(run("compare", a, b, "--json", "--db", tmp_path / "t.db").output)
+    assert data["summary"]["changed"] == 1 and data["summary"]["unchanged"] == 1
+    pay = next(p for p in data["pairs"] if p["status"] == "changed")
+    assert pay["deleted"] in (["三十日"], ["三十"]) and pay["inserted"] in (["六十日"], ["六十"])
+    text = run("compare", a, b, "--db", tmp_path / "t.db").output
+    assert "[-三十" in text and "{+六十" in text and "逾期付款" in text
