@@ -18,6 +18,7 @@ from docchat.errors import BackendError, BackendUnavailable
 
 DEFAULT_PATH = "THUDM/chatglm3-6b-32k"
 CHATGLM_TRANSFORMERS = "4.40.2"  # the last release ChatGLM3's remote code runs on
+PROBE_TOKENS = 512  # read at load to measure the prefill rate (probe)
 MAX_CHUNK = 2048  # prompt tokens in one forward pass at most (GPU memory for activations)
 
 
@@ -75,7 +76,7 @@ class HFBackend(StreamingBackend):
 
     def __init__(self, model=None, tokenizer=None, path: str | None = None,
                  revision: str | None = None, device: str | None = None, dtype=None,
-                 timeout: float = 120.0, probe_tokens: int = 64,
+                 timeout: float = 120.0, probe_tokens: int = PROBE_TOKENS,
                  prefill_chunk: int | None = None) -> None:
         import torch
         import transformers
@@ -229,15 +230,20 @@ class HFBackend(StreamingBackend):
         self._cache_ids = self._cache_ids + list(ids)
         return out.logits[0, -1]
 
-    def probe(self, n: int = 64) -> float | None:
-        """Time reading n prompt tokens (a cold cache) to seed prefill_rate()."""
+    def probe(self, n: int = PROBE_TOKENS) -> float | None:
+        """Seed prefill_rate() by reading n prompt tokens from a cold cache in chunks, as
+        a prompt is read (_read), after one untimed chunk that warms the kernels; capped at
+        half the window. One 64-token forward promised more than a real prompt gets."""
+        n = max(MIN_BATCH, min(n, self.context_window // 2))
         ids = self.tokenizer.encode("Rivers carve valleys and carry silt. " * (n // 4 + 2),
                                     add_special_tokens=False)[:n]
         self.reset()
-        start = time.perf_counter()
-        self._forward(ids)
+        self._forward(ids[:MIN_BATCH])
         self._sync()
-        self.rate_meter.add(len(ids), time.perf_counter() - start)
+        self.reset()
+        start = time.perf_counter()
+        done = self._read(ids, len(ids), GenerationRequest(messages=[]), lambda: False)
+        self.rate_meter.add(done, time.perf_counter() - start)
         self.reset()
         return self.prefill_rate()
 
