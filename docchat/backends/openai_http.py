@@ -30,9 +30,12 @@ class OpenAIBackend(StreamingBackend):
 
     The server's prefill cannot be observed: progress is reported with known=False,
     and prefill_rate() is None. Cancel closes the HTTP stream, which vLLM, SGLang and
-    llama.cpp's servers take as an abort. prefetch() does nothing: enable the server's
-    own prefix caching instead (vLLM --enable-prefix-caching, SGLang's radix cache,
-    llama-cpp-python's prompt cache).
+    llama.cpp's servers take as an abort. prefetch() does nothing: the server's own prefix
+    cache does the reuse (README, "Prefix caching on a server": vLLM
+    --enable-prefix-caching, SGLang's radix cache, llama.cpp server's cache_prompt, which
+    is sent, true, to a llama.cpp server). The reuse the server reports (usage's
+    prompt_tokens_details.cached_tokens, or llama.cpp's timings.cache_n) becomes
+    stats.prompt_reused.
     """
 
     name = "openai"
@@ -55,6 +58,9 @@ class OpenAIBackend(StreamingBackend):
             raise BackendUnavailable(f"The server at {self.base_url} lists no models; "
                                      f"start it with a model loaded.")
         self.model = model or listed[0].id
+        # llama.cpp's own server lists its models as owned by "llamacpp", with a "meta".
+        self.llama_cpp_server = any(getattr(e, "owned_by", None) == "llamacpp"
+                                    or "meta" in (e.model_extra or {}) for e in listed)
         self.context_window = int(context_window or self._reported_window(listed)
                                   or DEFAULT_CONTEXT_WINDOW)
         self._slots = threading.BoundedSemaphore(max_concurrency)
@@ -175,20 +181,16 @@ class OpenAIBackend(StreamingBackend):
 
         stats.prefill_started_at = time.perf_counter()
         report(0)
-        sample = not greedy(request)
-        penalty = request.repetition_penalty
         response = self._call(lambda: self.client.chat.completions.create(
-            model=self.model, stream=True, max_tokens=request.max_new_tokens,
-            messages=[{"role": m.role, "content": m.content} for m in messages],
-            temperature=request.temperature if sample else 0.0,
-            top_p=request.top_p if sample else 1.0, seed=request.seed,
-            # vLLM reads repetition_penalty, llama.cpp servers repeat_penalty.
-            extra_body={"repetition_penalty": penalty, "repeat_penalty": penalty}))
+            **self._options(request, messages)))
         try:
             for chunk in response:
                 if chunk.usage is not None:
                     stats.prompt_tokens = chunk.usage.prompt_tokens
                     stats.completion_tokens = chunk.usage.completion_tokens
+                reused = server_reused(chunk)
+                if reused is not None:
+                    stats.prompt_reused = reused
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -218,6 +220,35 @@ class OpenAIBackend(StreamingBackend):
                                f"try again.") from e
         finally:
             response.close()  # the server sees the disconnect and stops generating
+
+
+    def _options(self, request: GenerationRequest, messages: list[Message]) -> dict:
+        """The chat.completions.create arguments for this request."""
+        sample = not greedy(request)
+        penalty = request.repetition_penalty
+        # vLLM reads repetition_penalty, llama.cpp servers repeat_penalty.
+        extra = {"repetition_penalty": penalty, "repeat_penalty": penalty}
+        if self.llama_cpp_server:  # keep the prompt's KV cells for the next request
+            extra["cache_prompt"] = True
+        return dict(model=self.model, stream=True, max_tokens=request.max_new_tokens,
+                    messages=[{"role": m.role, "content": m.content} for m in messages],
+                    temperature=request.temperature if sample else 0.0,
+                    top_p=request.top_p if sample else 1.0, seed=request.seed,
+                    stream_options={"include_usage": True}, extra_body=extra)
+
+
+def server_reused(chunk) -> int | None:
+    """Prompt tokens the server took from its cache, where a chunk says: usage's
+    prompt_tokens_details.cached_tokens (vLLM, SGLang, newer llama.cpp), else llama.cpp's
+    timings.cache_n; None when it does not."""
+    details = getattr(chunk.usage, "prompt_tokens_details", None) if chunk.usage else None
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is not None:
+        return int(cached)
+    timings = (chunk.model_extra or {}).get("timings")
+    if isinstance(timings, dict) and timings.get("cache_n") is not None:
+        return int(timings["cache_n"])
+    return None
 
 
 class _Slot:

@@ -200,3 +200,53 @@ def test_waiting_request_learns_its_place(backend):
     list(stream)
     worker.join(30)
     assert places == [1, 0] and second.stats.completion_tokens > 0
+
+
+def recording_server(owned_by: str, final: dict, meta: bool = False):
+    """A mocked server listing one model; the chat bodies it got, and the backend."""
+    bodies = []
+    chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+               "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]},
+              {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+               "choices": [], **final}]
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    entry = {"id": "m", "object": "model", "owned_by": owned_by}
+    if meta:
+        entry["meta"] = {"n_ctx_train": 4096}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/models"):
+            return httpx.Response(200, json={"object": "list", "data": [entry]})
+        if request.url.path.endswith("/chat/completions"):
+            bodies.append(json.loads(request.content))
+            return httpx.Response(200, content=body.encode(),
+                                  headers={"content-type": "text/event-stream"})
+        return httpx.Response(404)
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0,
+                           http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    return bodies, OpenAIBackend(url, client=client)
+
+
+USAGE = {"prompt_tokens": 900, "completion_tokens": 1, "total_tokens": 901}
+
+
+def test_llama_cpp_server_gets_cache_prompt_and_reports_its_reuse():
+    timings = {"cache_n": 850, "prompt_n": 50, "prompt_ms": 120.0}
+    bodies, backend = recording_server("llamacpp", {"usage": USAGE, "timings": timings},
+                                       meta=True)
+    request = ask("hello", max_new_tokens=8)
+    assert "".join(backend.stream(request)) == "Hi"
+    assert bodies[0]["cache_prompt"] is True
+    assert bodies[0]["stream_options"] == {"include_usage": True}
+    assert request.stats.prompt_tokens == 900 and request.stats.prompt_reused == 850
+
+
+def test_other_servers_report_cached_tokens_and_get_no_cache_prompt():
+    usage = {**USAGE, "prompt_tokens_details": {"cached_tokens": 768}}
+    bodies, backend = recording_server("vllm", {"usage": usage})
+    request = ask("hello", max_new_tokens=8)
+    assert "".join(backend.stream(request)) == "Hi"
+    assert "cache_prompt" not in bodies[0]
+    assert request.stats.prompt_reused == 768
