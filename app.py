@@ -19,6 +19,7 @@ from docchat.ui import chat as chat_ui
 from docchat.ui import sidebar
 from docchat.ui.documents import documents_panel
 from docchat.ui.i18n import init_language, q
+from docchat.ui.pageview import open_view
 from docchat.ui.resources import (
     document,
     generations,
@@ -107,11 +108,12 @@ def main() -> None:
     if docs and live is None and not question:
         session.warm(backend, session_id=sid, documents=docs, options=options,
                      done=prefetched(db))
-    for turn in store.turns(sid):
-        streamed = chat_ui.show_turn(turn, docs, db=db, live=live,
-                                     client=st.session_state["client"], remote=remote)
-        if streamed and export_slot is not None:  # the export holds the answer just finished
-            sidebar.export_button(export_slot, db, sid, "export_after")
+    turns = store.turns(sid)
+    open_view(turns, docs, settings.uploads_dir)  # a page link followed: the page, in a dialog
+    if chat_ui.show_conversation(turns, docs, db=db, live=live,
+                                 client=st.session_state["client"], remote=remote) \
+            and export_slot is not None:  # the export holds the answer just finished
+        sidebar.export_button(export_slot, db, sid, "export_after")
 
 
 run_page(main, logger, partial(q, "generic_error"))

@@ -137,6 +137,8 @@ class Generation(Watched):
                 metrics["checks"] = checks
         except Exception:
             logger.exception("checking the statements of answer %s failed", self.turn_id)
+        if _language_mismatch(self.question, self.text):
+            metrics["language_mismatch"] = True
 
     def _timings(self) -> dict:
         first = self.first_chunk_at
@@ -170,6 +172,15 @@ class Generation(Watched):
                 self.status, self.error, self.metrics = status, error, metrics
                 self._finished.set()
                 self._changed()
+
+
+def _language_mismatch(question: str, answer: str) -> bool:
+    """The answer is not in the question's language (False where that cannot be told)."""
+    try:
+        from docchat.context.language import answer_language_mismatch
+    except ImportError:  # not part of this installation
+        return False
+    return answer_language_mismatch(question, answer)
 
 
 def _save(store, turn_id: int, **changes) -> None:

@@ -6,6 +6,7 @@ The app's pages read widgets and call these; nothing here imports streamlit.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -117,3 +118,60 @@ def start_answer(*, store, running: chat.Generations, session_id: str, question:
     running.start(g, make, lambda: SessionStore.open(db_path),
                   sources=chat.source_finder(documents), marks=chat.mark_finder(documents))
     return g
+
+
+@dataclass(frozen=True)
+class PageTarget:
+    """What a page link opens: a document's page and the passage to highlight on it."""
+    document: object  # ingest.document.Document
+    page: int  # 1-based physical page (for text documents: the page holding the passage)
+    passage: str
+    span: tuple[int, int] | None = None  # where the passage is in the page's text, if known
+
+
+_VIEW = re.compile(r"^t(\d+)(?:s(\d+)|e(\d+)\.(\d+))$")
+
+
+def page_target(turns: Sequence, documents: Sequence, view: str) -> PageTarget | None:
+    """The page a link names: "t<turn>s<k>" (statement k of an answer's checks) or
+    "t<turn>e<i>.<j>" (sentence j of that answer's evidence item i); None when the link no
+    longer matches (the session changed, or the document was removed)."""
+    m = _VIEW.match(view or "")
+    turn = next((t for t in turns if m and t.id == int(m.group(1))), None)
+    if turn is None:
+        return None
+    metrics = turn.metrics or {}
+    try:
+        if m.group(2) is not None:
+            s = metrics["checks"]["statements"][int(m.group(2))]
+            doc_id, page, span = s.get("doc_id"), s.get("page"), s.get("span")
+            passage = s.get("support") or ""
+        else:
+            item = metrics["evidence"][int(m.group(3))]
+            s = item["sentences"][int(m.group(4))]
+            doc_id, page, span, passage = item.get("doc_id"), s.get("number"), None, s["text"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    doc = next((d for i, d in enumerate(documents) if d.id == doc_id or
+                (d.id is None and i == doc_id)), None)
+    if doc is None or not passage:
+        return None
+    if page is None or doc.page(page) is None:  # a text document: the page that has it
+        page = _page_with(doc, passage, span)
+    if page is None:
+        return None
+    text = doc.page(page).text
+    if span and 0 <= span[0] < span[1] <= len(text):
+        passage = text[span[0]:span[1]]  # the support exactly as the page has it
+    else:
+        span = None
+    return PageTarget(doc, page, passage, tuple(span) if span else None)
+
+
+def _page_with(doc, passage: str, span) -> int | None:
+    from docchat.library.pages import locate
+
+    for p in doc.pages:
+        if span and p.text[span[0]:span[1]] == passage[:span[1] - span[0]]:
+            return p.number
+    return next((p.number for p in doc.pages if locate(p.text, passage)), None)

@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
@@ -362,8 +362,10 @@ class SessionStore:
                     "SELECT id, role, content, status, metrics, created_at FROM turns"
                     " WHERE session_id = ? ORDER BY id", [session_id])]
 
-    def export_markdown(self, session_id: str) -> str:
-        """The session as a Markdown transcript."""
+    def export_markdown(self, session_id: str,
+                        notes: Callable[[Turn], list[str]] | None = None) -> str:
+        """The session as a Markdown transcript; ``notes(turn)`` adds lines after a turn
+        (the app adds an answer's statement checks)."""
         s = self.session(session_id) or {"title": session_id}
         lines = [f"# {s['title'] or 'docchat session'}", ""]
         names = [self.document_row(d)["name"] for d in self.session_documents(session_id)]
@@ -373,6 +375,8 @@ class SessionStore:
             who = "**You**" if t.role == "user" else "**docchat**"
             note = " _(stopped)_" if t.status == "stopped" else ""
             lines += [f"{who}{note}", "", t.content, ""]
+            if notes is not None:
+                lines += notes(t)
         return "\n".join(lines)
 
     def _touch(self, session_id: str) -> None:

@@ -8,23 +8,35 @@ import streamlit as st
 
 from docchat.answer import chat
 from docchat.context import citations
+from docchat.ui import marks
 from docchat.ui.i18n import language, metrics_line, progress_fraction, progress_line, q
 from docchat.ui.render import escape_text, evidence_markdown, safe_markdown, streaming_markdown
 from docchat.ui.resources import generations
 
 
-def show_answer(text: str, status: str, metrics: dict, docs: list, key: str = "") -> None:
-    """An assistant turn: its text, status, metrics and openable sources."""
+def show_answer(text: str, status: str, metrics: dict, docs: list, *, session_id: str = "",
+                turn_id: int = 0, language_note: bool = False) -> None:
+    """An assistant turn: its text with its statements marked and linked to their pages,
+    status, notes, metrics, the count of statements found, the cited pages and evidence."""
+    lang = language()
     if metrics.get("error"):
         st.error(metrics["error"])
+    check = marks.check_of(metrics) if text else None
     if text or not metrics.get("error"):
-        st.markdown(safe_markdown(text))
+        if check is not None:
+            st.markdown(marks.answer_html(text, check, session_id=session_id, turn_id=turn_id,
+                                          lang=lang), unsafe_allow_html=True)
+        else:
+            st.markdown(safe_markdown(text))
     if status == "stopped":
         st.caption(f":material/stop_circle: {q('stopped')}")
     elif status == "streaming":  # saved mid-answer and no longer being written
         st.caption(f":material/warning: {q('interrupted')}")
+    marks.show_notes(metrics, lang, language_note)
     if metrics.get("model"):
-        st.caption(metrics_line(metrics, language()))
+        st.caption(metrics_line(metrics, lang))
+    if check is not None:
+        marks.show_summary(check, lang)
     found = (citations.from_dicts(metrics["sources"]) if "sources" in metrics
              else citations.find_sources(text, docs))
     for s in found:
@@ -33,9 +45,14 @@ def show_answer(text: str, status: str, metrics: dict, docs: list, key: str = ""
         with st.expander(escape_text(f"{s.doc_name} · p. {s.label}{ocr}"),
                          icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
-    if metrics.get("evidence"):  # what was on screen while the model read, kept collapsed
-        with st.expander(q("evidence"), icon=":material/format_quote:"):
-            st.markdown(evidence_markdown(metrics["evidence"]))
+    if metrics.get("evidence"):  # what was on screen while the model read
+        # Kept collapsed, unless fewer than half of the answer's statements were found.
+        with st.expander(q("evidence"), icon=":material/format_quote:",
+                         expanded=marks.mostly_unfound(check)):
+            link = None if not session_id else (
+                lambda i, j: marks.view_link(session_id, f"t{turn_id}e{i}.{j}"))
+            st.markdown(evidence_markdown(metrics["evidence"], link=link),
+                        unsafe_allow_html=link is not None)
 
 
 def live_text(g: chat.Generation, remote: bool = False) -> str:
@@ -57,7 +74,8 @@ def show_evidence(g: chat.Generation) -> None:
         st.markdown(evidence_markdown(g.evidence) if g.evidence else q("evidence_none"))
 
 
-def show_live(g: chat.Generation, docs: list, remote: bool = False) -> None:
+def show_live(g: chat.Generation, docs: list, remote: bool = False,
+              language_note: bool = False) -> None:
     """Stream an answer this page asked for: block until it ends; Stop cancels it."""
     body, bar, found, stop = st.empty(), st.empty(), st.empty(), st.empty()
     stop.button(q("stop"), key=f"stop_{g.turn_id}", on_click=g.stop, icon=":material/stop_circle:")
@@ -80,7 +98,8 @@ def show_live(g: chat.Generation, docs: list, remote: bool = False) -> None:
     bar.empty()
     found.empty()
     with body.container():
-        show_answer(g.text, g.status, g.metrics, docs, key=str(g.turn_id))
+        show_answer(g.text, g.status, g.metrics, docs, session_id=g.session_id,
+                    turn_id=g.turn_id, language_note=language_note)
 
 
 @st.fragment(run_every=0.5)
@@ -98,18 +117,25 @@ def follow_elsewhere(db: str, session_id: str, turn_id: int, remote: bool = Fals
     st.button(q("stop"), key=f"stop_{turn_id}", on_click=g.stop, icon=":material/stop_circle:")
 
 
-def show_turn(turn, docs: list, *, db: str, live: chat.Generation | None, client: str,
-              remote: bool) -> bool:
-    """One turn of the conversation; returns True when it is the answer this tab just
-    streamed to its end."""
-    with st.chat_message(turn.role):
-        if turn.role == "user":
-            st.markdown(safe_markdown(turn.content))
-        elif live is not None and live.turn_id == turn.id:
-            if live.owner == client:
-                show_live(live, docs, remote)
-                return True
-            follow_elsewhere(db, turn.session_id, turn.id, remote)
-        else:
-            show_answer(turn.content, turn.status, turn.metrics, docs, key=str(turn.id))
-    return False
+def show_conversation(turns: list, docs: list, *, db: str, live: chat.Generation | None,
+                      client: str, remote: bool) -> bool:
+    """The session's turns; returns True when this tab just streamed an answer to its end.
+    The note that the model did not follow the question's language is shown once: under
+    the first answer that did not."""
+    noted = next((t.id for t in turns if (t.metrics or {}).get("language_mismatch")), None)
+    streamed = False
+    for turn in turns:
+        with st.chat_message(turn.role):
+            if turn.role == "user":
+                st.markdown(safe_markdown(turn.content))
+            elif live is not None and live.turn_id == turn.id:
+                if live.owner == client:
+                    show_live(live, docs, remote, language_note=noted is None)
+                    streamed = True
+                else:
+                    follow_elsewhere(db, turn.session_id, turn.id, remote)
+            else:
+                show_answer(turn.content, turn.status, turn.metrics, docs,
+                            session_id=turn.session_id, turn_id=turn.id,
+                            language_note=turn.id == noted)
+    return streamed

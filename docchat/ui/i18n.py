@@ -91,6 +91,42 @@ STRINGS: dict[str, dict[str, str]] = {
     "evidence_none": {"en": "No passage matches the question's words; the model reads the "
                             "outline and the sections chosen.",
                       "zh": "没有段落与问题的词语相符；模型将阅读目录和选取的章节。"},
+    "mk_not_found": {"en": "Not found in the documents", "zh": "文档中未找到"},
+    "mk_partly": {"en": "Found in part: check the page", "zh": "部分找到：请核对该页"},
+    "mk_found": {"en": "Found on p. {page}", "zh": "见第 {page} 页"},
+    "mk_found_text": {"en": "Found in the document", "zh": "在文档中找到"},
+    "mk_corrected": {"en": "The model cited p. {cited}, which does not say this",
+                     "zh": "模型引用了第 {cited} 页，但该页没有这一内容"},
+    "mk_unsupported_citation": {"en": "The cited page does not say this",
+                                "zh": "所引页面没有这一内容"},
+    "mk_summary": {"en": "{n} of {total} statements found in the documents",
+                   "zh": "{total} 句中有 {n} 句在文档中找到"},
+    "mk_summary_partly": {"en": " ({n} more in part)", "zh": "（另有 {n} 句部分找到）"},
+    "mk_legend": {"en": "dimmed: not found in the documents; dotted: found in part; "
+                        "p. N: open the page",
+                  "zh": "变淡：文档中未找到；虚线：部分找到；第 N 页：打开该页"},
+    "mk_repetition": {"en": "The answer was cut: it repeated itself.",
+                      "zh": "回答已截断：模型在重复同样的内容。"},
+    "mk_language": {"en": "The model did not answer in the question's language: it cannot "
+                          "write that language well. A larger model (DOCCHAT_MODEL) or a "
+                          "server (DOCCHAT_BACKEND=openai) will.",
+                    "zh": "模型没有用提问的语言回答：它写不好这种语言。请换用更大的模型"
+                          "（DOCCHAT_MODEL）或服务器（DOCCHAT_BACKEND=openai）。"},
+    "pv_title": {"en": "{doc} · p. {page}", "zh": "{doc} · 第 {page} 页"},
+    "pv_exact": {"en": "Highlighted: the supporting sentence, at its characters on the page.",
+                 "zh": "高亮处：页面上支持该句的原文。"},
+    "pv_approx": {"en": "This page was read by OCR: the highlight is approximate (the band "
+                        "where the passage is in the page's text).",
+                  "zh": "此页由 OCR 识别：高亮位置为近似（该段在页面文字中的大致位置）。"},
+    "pv_not_on_page": {"en": "The passage could not be placed on the page image; it is "
+                             "highlighted in the page's text below.",
+                       "zh": "无法在页面图像上定位该段落；已在下方的页面文字中高亮。"},
+    "pv_no_file": {"en": "The original file is no longer in the data folder: the page's text "
+                         "is shown instead.",
+                   "zh": "数据目录中已没有原文件：改为显示该页文字。"},
+    "pv_text": {"en": "The passage in its context", "zh": "该段落及其上下文"},
+    "pv_missing": {"en": "That page link no longer matches an answer of this session.",
+                   "zh": "该页面链接已不对应本会话中的回答。"},
     "ttft_target": {"en": "First-token target (seconds)", "zh": "首个词元目标（秒）"},
     "ttft_help": {"en": "In-process backends read only as much context as they can in this "
                         "time; 0 always reads the whole window.",

@@ -7,8 +7,9 @@ shows them literally and an entity there would show as "&lt;".
 """
 from __future__ import annotations
 
+import html
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from docchat.context.evidence import Evidence
 
@@ -108,14 +109,25 @@ def _plain(text: str) -> str:
                            f"{m.group(3)}", line)
 
 
-def evidence_markdown(items: Sequence[dict | Evidence], page_word: str = "p.") -> str:
+def evidence_markdown(items: Sequence[dict | Evidence], page_word: str = "p.",
+                      link: Callable[[int, int], str] | None = None) -> str:
     """Evidence as Markdown: each section's document, heading and pages, then its sentences
-    quoted with their page."""
+    quoted with their page. With ``link`` (item, sentence -> URL), each sentence's page is
+    a link in this tab (HTML: render with unsafe_allow_html; the text itself is escaped)."""
     parts = []
-    for e in items:
+    for i, e in enumerate(items):
         e = Evidence.from_dict(e) if isinstance(e, dict) else e
         head = " · ".join(x for x in (_plain(e.doc_name), _plain(e.heading)) if x)
-        quotes = "\n>\n".join(f"> {_plain(s.text)} [{page_word} {_plain(s.page)}]"
-                              for s in e.sentences)
+        quotes = "\n>\n".join(
+            f"> {_plain(s.text)} {_page_link(page_word, _plain(s.page), link, i, j)}"
+            for j, s in enumerate(e.sentences))
         parts.append(f"**{head}** · {page_word} {_plain(e.pages)}\n\n{quotes}")
     return "\n\n".join(parts)
+
+
+def _page_link(page_word: str, label: str, link, i: int, j: int) -> str:
+    if link is None:
+        return f"[{page_word} {label}]"
+    href = html.escape(link(i, j))
+    return (f'[<a href="{href}" target="_self" class="dc-evidence-page" '
+            f'data-view="e{i}.{j}">{page_word} {label}</a>]')

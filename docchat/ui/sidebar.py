@@ -11,6 +11,7 @@ from docchat.answer.presets import GENERATION_FIELDS, PRESETS
 from docchat.answer.session import AskOptions
 from docchat.config import Settings
 from docchat.library.store import SessionStore
+from docchat.ui import marks
 from docchat.ui.i18n import LANGUAGES, language, q
 from docchat.ui.render import escape_text
 
@@ -134,4 +135,6 @@ def export_button(slot, db: str, sid: str, key: str) -> None:
 
 
 def export(db: str, session_id: str) -> str:
-    return SessionStore.open(db).export_markdown(session_id)
+    """The session's Markdown, each answer followed by its statements' checks."""
+    return SessionStore.open(db).export_markdown(
+        session_id, notes=lambda turn: marks.export_lines(marks.check_of(turn.metrics)))

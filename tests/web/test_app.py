@@ -79,6 +79,11 @@ def texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 
+def without_marks(markdown: str) -> str:
+    """An answer's Markdown without the statement marks and page links put around it."""
+    return re.sub(r"<[^>]+>", "", re.sub(r"<sup .*?</sup>", "", markdown))
+
+
 def uploaded(*files) -> AppTest:
     at = app()
     at.file_uploader[0].set_value(list(files)).run()
@@ -196,7 +201,8 @@ def test_html_in_question_and_answer_shows_as_text(scripted):
     at = asked("<img src=x onerror=alert(2)>")
     user, answer = at.chat_message
     assert user.markdown[0].value == "&lt;img src=x onerror=alert(2)&gt;"
-    assert answer.markdown[0].value.startswith("&lt;script&gt;")
+    shown = answer.markdown[0].value  # marked as a statement (HTML of ours), its text escaped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; ok" in shown and "<script" not in shown
 
 
 def test_session_title_resume_from_sidebar_and_from_url():
@@ -353,7 +359,7 @@ def test_preset_and_its_values_reach_the_backend(scripted):
     at.sidebar.selectbox(key="preset").select("raw").run()
     at.sidebar.number_input(key="ov_raw_max_new_tokens").set_value(3).run()
     at.chat_input[0].set_value("count?").run()
-    assert at.chat_message[1].markdown[0].value == "one two three"
+    assert without_marks(at.chat_message[1].markdown[0].value) == "one two three"
 
 
 def test_evidence_and_progress_before_the_first_token_and_stop_while_reading(scripted):
@@ -466,3 +472,136 @@ def test_document_count_is_right_as_soon_as_the_upload_is_stored():
     at = uploaded(GUIDE, NOTES)
     assert [e.label for e in at.expander][0] == "Documents (2)"
     assert len(at.success) == 2 and not at.status
+
+
+CHECKED = ("The default port is 8731 [p. 2]. The warranty lasts 7 years. "
+           "The Frobnicator was built on the Moon by Acme in 1850.")
+
+
+def statuses(markdown: str) -> list[str]:
+    return re.findall(r'class="dc-statement" data-status="(\w+)" data-n="(\d+)"', markdown)
+
+
+def test_statements_are_marked_linked_counted_and_kept_after_a_reload(scripted):
+    from docchat.ui.sidebar import export
+
+    scripted["reply"] = CHECKED
+    at = asked("What is the default port?")
+    sid, answer = at.query_params["session"], at.chat_message[1]
+    shown = answer.markdown[0].value
+    assert statuses(shown) == [("supported", "0"), ("supported", "1"), ("not_found", "2")]
+    turn = store().turns(sid)[-1]
+    # The model cited p. 2 for the port; the page that says it is p. 1: corrected, linked.
+    assert re.search(r"<s [^>]*>p\. 2</s> → <a href=\"\?session=" + sid + rf"&amp;view=t{turn.id}s0"
+                     r"\" target=\"_self\"[^>]*>p\. 1</a>", shown)
+    assert f'view=t{turn.id}s1" target="_self" data-view="t{turn.id}s1">p. 2</a>' in shown
+    assert 'title="Not found in the documents" style="opacity:0.5">The Frobnicator was built' \
+        in shown
+    assert any("2 of 3 statements found in the documents" in c and "dimmed" in c
+               for c in texts(answer.caption))
+    evidence = answer.expander[-1]
+    assert evidence.label == "Passages that match your question" and not evidence.proto.expanded
+    assert f'view=t{turn.id}e0.0' in evidence.markdown[0].value  # its pages are links too
+    assert turn.metrics["checks"]["supported"] == 2 and turn.metrics["checks"]["total"] == 3
+    again = app(session=sid)  # a reload: the marks come from the turn saved in SQLite
+    assert again.chat_message[1].markdown[0].value == shown
+    assert any("2 of 3 statements" in c for c in texts(again.chat_message[1].caption))
+    exported = export(str(Settings.from_env().db), sid)
+    assert "_2 of 3 statements found in the documents._" in exported
+    assert "- found (guide.pdf, p. 1); cited p. 2, corrected: The default port is 8731" \
+        in exported
+    assert "- not found: The Frobnicator was built on the Moon by Acme in 1850." in exported
+
+
+def test_evidence_stays_open_when_fewer_than_half_are_found(scripted):
+    scripted["reply"] = "The Frobnicator was built on the Moon in 1850. Acme painted it purple."
+    at = asked("What is the default port?")
+    answer = at.chat_message[1]
+    assert [s for s, _ in statuses(answer.markdown[0].value)] == ["not_found", "not_found"]
+    assert any("0 of 2 statements found" in c for c in texts(answer.caption))
+    assert answer.expander[-1].label == "Passages that match your question"
+    assert answer.expander[-1].proto.expanded
+
+
+def opened(sid: str, view: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params.update(session=sid, view=view)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def dialog(at: AppTest):
+    (block,) = [b for b in at._tree.children[2].children.values() if b.type == "dialog"]
+    return block
+
+
+def test_a_page_link_opens_the_page_with_the_supporting_sentence_highlighted(scripted):
+    import pypdfium2 as pdfium
+
+    scripted["reply"] = CHECKED
+    at = asked("What is the default port?")
+    sid = at.query_params["session"]
+    turn = store().turns(sid)[-1]
+    view = opened(sid, f"t{turn.id}s0")
+    assert view.query_params.get("view") is None  # opened once, not again at every rerun
+    box = dialog(view)
+    assert box.get("imgs") or box.get("image")
+    mark = next(m.value for m in box.get("markdown") if "dc-highlight" in m.value)
+    assert 'data-page="2"' in mark and 'data-exact="true"' in mark
+    boxes = json_attr(mark, "data-boxes")
+    # The highlight covers the characters of "The default port is 8731." on physical page 2.
+    pdf = pdfium.PdfDocument(str(DATA / "guide.pdf"))
+    page = pdf[1]
+    text = page.get_textpage()
+    found = text.search("The default port is 8731", match_case=True).get_next()
+    height = page.get_size()[1]
+    for i in range(found[0], found[0] + found[1]):
+        left, bottom, right, top = text.get_charbox(i)
+        cx, cy = (left + right) / 2 * 1.6, (height - (top + bottom) / 2) * 1.6
+        assert any(x0 <= cx <= x1 and y0 <= cy <= y1 for x0, y0, x1, y1 in boxes), (i, boxes)
+    last = text.get_charbox(found[0] + found[1] + 3)  # "Keep", after the sentence: not lit
+    assert not any(x0 <= (last[0] + last[2]) / 2 * 1.6 <= x1 for x0, _, x1, _ in boxes)
+    context = next(m.value for m in box.get("markdown") if "dc-context" in m.value)
+    assert '<mark class="dc-passage">The default port is 8731.</mark>' in context
+    # An evidence sentence's page opens the same way.
+    evidence = opened(sid, f"t{turn.id}e0.0")
+    assert 'data-exact="true"' in next(m.value for m in dialog(evidence).get("markdown")
+                                       if "dc-highlight" in m.value)
+    gone = opened(sid, "t999s0")  # a link that no longer matches says so
+    assert "no longer matches" in gone.toast[0].value
+
+
+def json_attr(html: str, name: str):
+    import json
+
+    return json.loads(re.search(name + r'="([^"]*)"', html).group(1))
+
+
+def test_a_text_document_shows_the_passage_in_its_context(scripted):
+    scripted["reply"] = "The lid is blue."
+    at = asked("What colour is the lid?", NOTES)
+    sid = at.query_params["session"]
+    shown = at.chat_message[1].markdown[0].value
+    turn = store().turns(sid)[-1]
+    assert statuses(shown) == [("supported", "0")]
+    assert f'data-view="t{turn.id}s0">notes.md</a>' in shown  # no pages: the document's name
+    box = dialog(opened(sid, f"t{turn.id}s0"))
+    assert not (box.get("imgs") or box.get("image"))
+    context = next(m.value for m in box.get("markdown") if "dc-context" in m.value)
+    assert '<mark class="dc-passage">The lid is **blue**.</mark>' in context
+
+
+def test_a_loop_cut_and_the_language_note_once(scripted):
+    scripted["reply"] = "The default port is 8731 and it is the port. " * 12
+    at = asked("端口是多少？")
+    answer = at.chat_message[1]
+    turn = store().turns(at.query_params["session"])[-1]
+    assert turn.metrics["finish_reason"] == "repetition"
+    assert any("The answer was cut: it repeated itself." in c for c in texts(answer.caption))
+    assert turn.metrics.get("language_mismatch")
+    assert "did not answer in the question's language" in answer.info[0].value
+    scripted["reply"] = "The warranty lasts 7 years."
+    at.chat_input[0].set_value("保修期多长？").run()
+    assert len(at.chat_message) == 4
+    assert len([i for m in at.chat_message for i in m.info]) == 1  # said once in a session

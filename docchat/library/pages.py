@@ -1,0 +1,183 @@
+"""A page as the reader sees it: the PDF page rendered to an image (pypdfium2) with a passage
+highlighted at its characters' boxes, or a text document's passage in its context.
+
+The passage comes from the page's cleaned text (what the model read), which is not byte for
+byte PDFium's text layer (lines joined, hyphens, ligatures, form fields put back in order):
+it is found in the text layer by its letters and digits alone, and PDFium's rectangles for
+those characters (one per line run: FPDFText_CountRects/GetRect) are the highlight. Pages read
+by OCR have no text layer (and the ingest keeps no word boxes): there, the highlight is a band
+at the passage's place in the page's text, and the view says it is approximate.
+"""
+from __future__ import annotations
+
+import io
+import logging
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+SCALE = 1.6  # pixels per PDF point (115 dpi): a 612-pt page is ~980 px wide
+HIGHLIGHT = (255, 214, 0, 110)  # translucent yellow over the page
+PAD = 1.5  # points around each rectangle
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One rendered page and where the passage is on it."""
+    png: bytes
+    width: int  # pixels
+    height: int
+    boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # left, top, right, bottom
+    exact: bool = False  # boxes are the passage's own characters (False: approximate or none)
+    found: bool = False  # the passage was located on the page at all
+
+
+def document_file(doc: Document, uploads_dir: Path | None = None) -> Path | None:
+    """The file a stored document was read from: its path, else the upload kept under the
+    data dir (<sha256><suffix>); None when neither is there any more."""
+    candidates = [Path(doc.path)] if doc.path else []
+    if uploads_dir is not None and doc.sha256:
+        suffix = Path(doc.path or doc.name).suffix.lower() or ".pdf"
+        candidates.append(Path(uploads_dir) / f"{doc.sha256}{suffix}")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def _letters(text: str, base: int = 0) -> tuple[str, list[int]]:
+    """text's letters and digits, lowercased and NFKC-normalised (ligatures split), with the
+    index in text of each."""
+    out, where = [], []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).lower():
+            if c.isalnum():
+                out.append(c)
+                where.append(base + i)
+    return "".join(out), where
+
+
+def locate(haystack: str, needle: str) -> tuple[int, int] | None:
+    """Where needle is in haystack, comparing letters and digits only (whitespace, hyphens
+    and punctuation are what cleaning changes): (start, end) in haystack, or None. Where the
+    whole is not found, its first and last 24 letters are tried (a word the cleaning
+    changed in the middle)."""
+    hay, where = _letters(haystack)
+    pin, _ = _letters(needle)
+    if not pin or not hay:
+        return None
+    at = hay.find(pin)
+    if at >= 0:
+        return where[at], where[at + len(pin) - 1] + 1
+    if len(pin) < 60:
+        return None
+    head, tail = hay.find(pin[:24]), -1
+    if head >= 0:
+        tail = hay.find(pin[-24:], head)
+    if head < 0 or tail < 0 or tail - head > 2 * len(pin):
+        return None
+    return where[head], where[tail + 23] + 1
+
+
+def render(path: Path, number: int, passage: str | None, *, page_text: str = "",
+           ocr: bool = False, password: str | None = None, scale: float = SCALE) -> PageImage:
+    """Page ``number`` (1-based) of the PDF at path as a PNG with ``passage`` highlighted.
+    ``page_text`` (the stored, cleaned text) places the approximate band on an OCR page."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path), password=password)
+    try:
+        page = pdf[number - 1]
+        width_pt, height_pt = page.get_size()
+        rects, exact = [], False
+        if passage and not ocr:
+            rects = _text_rects(page, passage)
+            exact = bool(rects)
+        if passage and not rects:
+            rects = _band(page_text, passage, width_pt, height_pt)
+        image = page.render(scale=scale, rotation=0).to_pil().convert("RGBA")
+        boxes = [_pixels(r, height_pt, scale) for r in rects]
+        png = _draw(image, boxes)
+        return PageImage(png, image.width, image.height, boxes, exact, bool(rects))
+    finally:
+        pdf.close()
+
+
+def _text_rects(page, passage: str) -> list[tuple[float, float, float, float]]:
+    """PDFium's rectangles (left, bottom, right, top in points) over the passage's
+    characters in the page's text layer; [] where it is not found there."""
+    textpage = page.get_textpage()
+    try:
+        count = textpage.count_chars()
+        if count <= 0:
+            return []
+        raw = textpage.get_text_range(0, count)
+        # get_text_range can return a few characters more or fewer than count (generated
+        # spaces, CRLF); index per character for a map that matches PDFium's indices.
+        chars = [textpage.get_text_range(i, 1) if len(raw) != count else raw[i]
+                 for i in range(count)]
+        span = locate("".join(c[:1] or " " for c in chars), passage)
+        if span is None:
+            return []
+        n = textpage.count_rects(span[0], span[1] - span[0])
+        return [tuple(textpage.get_rect(i)) for i in range(n)]
+    finally:
+        textpage.close()
+
+
+def _band(page_text: str, passage: str, width_pt: float, height_pt: float) -> list:
+    """An approximate place for the passage: a band across the page at its share of the
+    page's text (OCR pages, or where the text layer does not have it)."""
+    span = locate(page_text, passage) if page_text else None
+    if span is None:
+        return []
+    top = 1 - span[0] / max(1, len(page_text))
+    bottom = 1 - span[1] / max(1, len(page_text))
+    margin = 0.08  # most pages keep about this much of their height blank above and below
+    usable = height_pt * (1 - 2 * margin)
+    hi = height_pt * margin + usable * top
+    lo = height_pt * margin + usable * bottom
+    return [(width_pt * 0.06, max(0.0, lo - 6), width_pt * 0.94, min(height_pt, hi + 6))]
+
+
+def _pixels(rect, height_pt: float, scale: float) -> tuple[int, int, int, int]:
+    left, bottom, right, top = rect
+    return (int((left - PAD) * scale), int((height_pt - top - PAD) * scale),
+            int(round((right + PAD) * scale)), int(round((height_pt - bottom + PAD) * scale)))
+
+
+def _draw(image, boxes) -> bytes:
+    from PIL import Image, ImageDraw
+
+    overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(overlay)
+    for box in boxes:
+        draw.rectangle(box, fill=HIGHLIGHT)
+    out = io.BytesIO()
+    Image.alpha_composite(image, overlay).convert("RGB").save(out, format="PNG")
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage in its context: the text before, the passage, the text after."""
+    before: str
+    text: str
+    after: str
+    found: bool
+
+
+def in_context(page_text: str, passage: str, span: tuple[int, int] | None = None,
+               around: int = 600) -> Passage:
+    """The passage within its page's text (span where the checker gave one and it still
+    holds the passage, else found by its letters), with ``around`` characters each side."""
+    if span is None or not (0 <= span[0] < span[1] <= len(page_text)) or \
+            locate(page_text[span[0]:span[1]], passage) is None:
+        span = locate(page_text, passage) if passage else None
+    if span is None:
+        return Passage(page_text[:2 * around], "", "", False)
+    a, b = span
+    lo, hi = max(0, a - around), min(len(page_text), b + around)
+    return Passage(("…" if lo else "") + page_text[lo:a], page_text[a:b],
+                   page_text[b:hi] + ("…" if hi < len(page_text) else ""), True)

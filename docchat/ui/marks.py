@@ -1,0 +1,186 @@
+"""An answer with its statements' checks on screen: each statement found in the documents
+gets a link to its page, one not found is dimmed where it stands ("not found in the
+documents" on hover), a model citation to a page without the support is corrected, and a
+line under the answer counts them ("4 of 6 statements found in the documents").
+
+The answer is escaped as always (docchat.ui.render.safe_markdown); the marks are put in
+as private-use characters first and become HTML only after escaping, so nothing the model
+wrote is ever read as HTML.
+"""
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from docchat.ui.i18n import t
+from docchat.ui.render import safe_markdown
+
+_OPEN, _MID, _CLOSE = "\ue000", "\ue001", "\ue002"  # open k: \ue000 k \ue001 ... \ue002
+_MARK = re.compile(f"{_OPEN}(\\d+){_MID}")
+_LEAD = re.compile(r"^(\s*(?:[-+*]|\d+[.)])\s+|\s*#{1,6}\s+|\s*>\s*)")
+_CITATION = re.compile(r"\[[^\]\n]{0,40}\]")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+FOUND = ("supported", "partly")
+
+
+def check_of(metrics: dict):
+    """The turn's statement checks (docchat.context.claims.AnswerCheck), or None where the
+    answer was not checked (older turns, an answer with no text, no checker installed)."""
+    data = (metrics or {}).get("checks")
+    if not data or not data.get("statements"):
+        return None
+    try:
+        from docchat.context.claims import AnswerCheck
+    except ImportError:
+        return None
+    return AnswerCheck.from_dict(data)
+
+
+def mostly_unfound(check) -> bool:
+    """Fewer than half of the statements that state something were found."""
+    return check is not None and check.total > 0 and check.supported * 2 < check.total
+
+
+def view_link(session_id: str, view: str) -> str:
+    """The page view of one statement or evidence sentence, as a link in this tab."""
+    return "?" + urlencode({"session": session_id, "view": view})
+
+
+def _code_lines(text: str) -> set[int]:
+    """Indices of the lines inside fenced or indented code (marks are not put there)."""
+    out, fence, prev_blank = set(), None, True
+    for i, line in enumerate(text.split("\n")):
+        m = _FENCE.match(line)
+        if fence is not None or m:
+            out.add(i)
+            if fence is None:
+                fence = m.group(1)
+            elif m and m.group(1)[0] == fence[0]:
+                fence = None
+        elif (line.startswith("    ") or line.startswith("\t")) and prev_blank:
+            out.add(i)
+            continue
+        prev_blank = not line.strip()
+    return out
+
+
+def _segments(text: str, start: int, end: int, code: set[int]) -> list[tuple[int, int]]:
+    """The statement's span cut at line ends, each without its list or quote marker and
+    leaving out lines of code."""
+    out, pos = [], start
+    line = text.count("\n", 0, start)
+    while pos < end:
+        stop = text.find("\n", pos, end)
+        stop = end if stop < 0 else stop
+        at_line_start = pos == 0 or text[pos - 1] == "\n"
+        lead = _LEAD.match(text, pos) if at_line_start else None
+        a = lead.end() if lead and lead.end() <= stop else pos
+        b = stop
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if line not in code and b > a:
+            out.append((a, b))
+        pos, line = stop + 1, line + 1
+    return out
+
+
+def _tag(statement, n: int, lang: str) -> tuple[str, str]:
+    """The opening and closing HTML of statement n."""
+    title = {"not_found": t("mk_not_found", lang), "partly": t("mk_partly", lang)}.get(
+        statement.status, t("mk_found", lang, page=statement.label or "") if statement.label
+        else t("mk_found_text", lang))
+    style = {"not_found": "opacity:0.5", "partly": "text-decoration:underline dotted"}.get(
+        statement.status, "")
+    return (f'<span class="dc-statement" data-status="{statement.status}" data-n="{n}" '
+            f'title="{html.escape(title)}" style="{style}">', "</span>")
+
+
+def _link(statement, n: int, session_id: str, turn_id: int, lang: str) -> str:
+    """The page link after a statement: its supporting page (corrected where the model
+    cited another), or a flag on a citation that nothing supports."""
+    if statement.status in FOUND and (statement.label or statement.document):
+        shown = f"p. {statement.label}" if statement.label else statement.document
+        fix = ""
+        if statement.citation == "wrong":
+            cited = ", ".join(statement.cited)
+            fix = (f'<s title="{html.escape(t("mk_corrected", lang, cited=cited))}">'
+                   f'p. {html.escape(cited)}</s> → ')
+        href = html.escape(view_link(session_id, f"t{turn_id}s{n}"))
+        return (f' <sup class="dc-page" data-citation="{statement.citation or ""}">{fix}'
+                f'<a href="{href}" target="_self" data-view="t{turn_id}s{n}">'
+                f'{html.escape(shown)}</a></sup>')
+    if statement.citation == "wrong":
+        return (f' <sup class="dc-page" data-citation="wrong" title='
+                f'"{html.escape(t("mk_unsupported_citation", lang))}">⚠</sup>')
+    return ""
+
+
+def answer_html(text: str, check, *, session_id: str, turn_id: int, lang: str) -> str:
+    """The answer as safe Markdown with each checked statement marked and linked."""
+    code = _code_lines(text)
+    inserts: list[tuple[int, int, str]] = []  # (position, order, marker)
+    tags: dict[int, tuple[str, str]] = {}
+    for n, s in enumerate(check.statements):
+        if s.status == "exempt" or not (0 <= s.start < s.end <= len(text)):
+            continue
+        parts = _segments(text, s.start, s.end, code)
+        for k, (a, b) in enumerate(parts):
+            m = len(tags)
+            tags[m] = _tag(s, n, lang)
+            last = k == len(parts) - 1
+            tags[m] = (tags[m][0], tags[m][1] + (_link(s, n, session_id, turn_id, lang)
+                                                 if last else ""))
+            inserts += [(a, 1, f"{_OPEN}{m}{_MID}"), (b, 0, f"{_CLOSE}{m}{_MID}")]
+    out, pos = [], 0
+    for at, _, marker in sorted(inserts):
+        out += [text[pos:at], marker]
+        pos = at
+    out.append(text[pos:])
+    body = safe_markdown("".join(out))
+    body = _MARK.sub(lambda m: tags[int(m.group(1))][0], body)
+    return re.sub(f"{_CLOSE}(\\d+){_MID}", lambda m: tags[int(m.group(1))][1], body)
+
+
+def summary_line(check, lang: str) -> str:
+    """ "4 of 6 statements found in the documents" (with the ones found in part)."""
+    line = t("mk_summary", lang, n=check.supported, total=check.total)
+    if check.partly:
+        line += t("mk_summary_partly", lang, n=check.partly)
+    return line
+
+
+def show_summary(check, lang: str) -> None:
+    """The count under the answer, and the legend of the marks."""
+    if check.total == 0:
+        return
+    icon = ":material/fact_check:" if not mostly_unfound(check) else ":material/report:"
+    st.caption(f"{icon} {summary_line(check, lang)} · {t('mk_legend', lang)}")
+
+
+def show_notes(metrics: dict, lang: str, language_note: bool = False) -> None:
+    """What the answer's end says about it: cut for repeating itself, and (once per
+    session) that the model did not answer in the question's language."""
+    if metrics.get("finish_reason") == "repetition":
+        st.caption(f":material/content_cut: {t('mk_repetition', lang)}")
+    if language_note and metrics.get("language_mismatch"):
+        st.info(t("mk_language", lang), icon=":material/translate:")
+
+
+def export_lines(check) -> list[str]:
+    """The checks in the Markdown export: the count, then each statement's mark."""
+    if check is None or check.total == 0:
+        return []
+    lines = [f"_{summary_line(check, 'en')}._", ""]
+    for s in check.statements:
+        if s.status == "exempt":
+            continue
+        where = "" if s.status not in FOUND else (
+            f" ({s.document}, p. {s.label})" if s.label else f" ({s.document})")
+        mark = {"supported": "found", "partly": "found in part"}.get(s.status, "not found")
+        fix = f"; cited p. {', '.join(s.cited)}, corrected" if s.citation == "wrong" and \
+            s.label else ("; the cited page does not say this" if s.citation == "wrong" else "")
+        lines.append(f"- {mark}{where}{fix}: {' '.join(s.text.split())}")
+    return lines + [""]

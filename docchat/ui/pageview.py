@@ -1,0 +1,70 @@
+"""The page view: a page link (in an answer or its evidence) opens the page in a dialog, the
+PDF page as an image with the supporting sentence highlighted at its characters' boxes, or a
+text document's passage in its context. Rendering is docchat.library.pages'."""
+from __future__ import annotations
+
+import html
+import json
+import logging
+
+import streamlit as st
+
+from docchat.answer.session import PageTarget, page_target
+from docchat.library import pages
+from docchat.ui.i18n import q
+
+logger = logging.getLogger(__name__)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def rendered(path: str, number: int, passage: str, page_text: str, ocr: bool):
+    """A page image with the passage highlighted (cached: a page is opened again and again
+    while a conversation goes on)."""
+    return pages.render(path, number, passage, page_text=page_text, ocr=ocr)
+
+
+def open_view(turns: list, docs: list, uploads_dir) -> None:
+    """Open the page a ?view= link names (then drop the link, so the next rerun does not
+    open it again)."""
+    view = st.query_params.get("view")
+    if not view:
+        return
+    st.query_params.pop("view", None)
+    target = page_target(turns, docs, view)
+    if target is None:
+        st.toast(q("pv_missing"))
+        return
+    page = target.document.page(target.page)
+    title = q("pv_title", doc=target.document.name, page=page.label or page.number)
+    st.dialog(title, width="large")(show_page)(target, uploads_dir)
+
+
+def show_page(target: PageTarget, uploads_dir) -> None:
+    """The dialog's body: the page image where there is a PDF to render, and the passage
+    in the page's text."""
+    doc, page = target.document, target.document.page(target.page)
+    if doc.kind == "pdf":
+        path = pages.document_file(doc, uploads_dir)
+        image = None
+        if path is not None:
+            try:
+                image = rendered(str(path), page.number, target.passage, page.text, page.ocr)
+            except Exception:  # an encrypted or damaged file: the text view still works
+                logger.exception("rendering %s p. %s failed", doc.name, page.number)
+        if image is None:
+            st.caption(q("pv_no_file"))
+        else:
+            note = "pv_exact" if image.exact else ("pv_approx" if image.found
+                                                   else "pv_not_on_page")
+            st.caption(q(note))
+            st.image(image.png, use_container_width=True)
+            # Where the highlight is, for anyone (and the browser test) to check.
+            st.markdown(f'<div class="dc-highlight" data-page="{page.number}" '
+                        f'data-size="{image.width},{image.height}" data-exact='
+                        f'"{str(image.exact).lower()}" data-boxes="{json.dumps(image.boxes)}">'
+                        f'</div>', unsafe_allow_html=True)
+    shown = pages.in_context(page.text, target.passage, target.span)
+    st.markdown(f"**{q('pv_text')}**")
+    st.markdown(f'<div class="dc-context" style="white-space:pre-wrap">'
+                f'{html.escape(shown.before)}<mark class="dc-passage">{html.escape(shown.text)}'
+                f'</mark>{html.escape(shown.after)}</div>', unsafe_allow_html=True)
