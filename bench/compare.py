@@ -184,6 +184,46 @@ def synthetic(docs: dict[str, Document], trials: int) -> dict:
     return out
 
 
+TEXT_FILES = [SHARED / "text" / n for n in ("Apache-2.0.txt", "GPL-3.txt", "MPL-2.0.txt",
+                                              "lppl.txt", "fhs-3.0.txt")]
+TEXT_FILES.append(ROOT / "tests" / "data" / "summarize" / "vimtutor-zh.txt")
+
+
+def file_edits(trials: int) -> dict:
+    """Edits made to the text file, both versions ingested from their files (as two uploads
+    are): found = the edit is in some pair's inserted or deleted text; extra = pairs reported
+    changed beyond the edit's own, per unchanged section."""
+    out = {}
+    for kind in ("number", "delete", "insert"):
+        found = extra = sections = n = 0
+        for path in TEXT_FILES:
+            text = path.read_text(encoding="utf-8")
+            old = load(path)
+            paras = [m for m in re.finditer(r"[^\n](?:.|\n(?!\n))*", text) if len(m.group()) > 80]
+            for seed in range(trials):
+                rng = random.Random(f"file/{path.name}/{kind}/{seed}")
+                fn = {"number": change_number, "delete": delete_clause,
+                      "insert": insert_clause(old.language)}[kind]
+                picks = [m for m in paras if fn(m.group()) not in (None, m.group())]
+                if not picks:
+                    continue
+                m = rng.choice(picks)
+                edited_text = text[:m.start()] + fn(m.group()) + text[m.end():]
+                copy = CACHE / f"edit-{kind}-{seed}-{path.name}"
+                copy.write_text(edited_text, encoding="utf-8")
+                c = compare(old, load_document(copy))
+                copy.unlink()
+                reported = [p for p in c.pairs if p.status != "unchanged"]
+                marked = " ".join(t for p in reported for t in p.inserted + p.deleted)
+                n += 1
+                found += bool(reported) and bool(marked.strip())
+                extra += max(0, len(reported) - 1)
+                sections += len(old.sections) - 1
+        out[kind] = {"edits": n, "found": found, "extra_pairs": extra,
+                     "extra_share": round(extra / sections, 4) if sections else 0.0}
+    return out
+
+
 REAL = [("GPL-2", "GPL-3"), ("LGPL-2.1", "LGPL-3"), ("GFDL-1.2", "GFDL-1.3"),
         ("MPL-1.1", "MPL-2.0")]
 
@@ -282,13 +322,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--trials", type=int, default=4)
-    ap.add_argument("--only", default="synthetic,real,speed,libs")
+    ap.add_argument("--only", default="synthetic,files,real,speed,libs")
     args = ap.parse_args()
     only = set(args.only.split(","))
     docs = {p.name: load(p) for p in DOCS}
     results: dict = {}
     if "synthetic" in only:
         results["synthetic"] = synthetic(docs, args.trials)
+    if "files" in only:
+        results["files"] = file_edits(args.trials)
     if "real" in only:
         results["real"] = real()
     if "speed" in only:

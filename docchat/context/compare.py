@@ -18,10 +18,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from docchat.context.merges import contained, parts
 from docchat.context.redline import Op, Paragraph, diff, normalize, words
 from ingest.document import Document, Section
 
 STATUSES = ("unchanged", "changed", "moved", "added", "removed")
+_RULE = re.compile(r"[\s=\-_*~#]+")  # a heading's underline, a rule: layout, not words
 # Number forms stripped from a heading to compare titles: "3.2", "A.1", "IV.", "Section 4",
 # "第三章", "一、".
 _NUMBER = re.compile(
@@ -186,17 +188,24 @@ def compare(old: Document, new: Document, policy: ComparePolicy = POLICY) -> Com
     b = [_view(s) for s in new.sections]
     match = _align(a, b, policy)
     moved = _moved(match)
+    merged, split = parts(a, b, match)
     pairs: list[tuple[float, Pair]] = []
     for j, i in match.items():
-        pair = _pair(old, new, a[i], b[j], moved=j in moved)
-        pairs.append((float(j), pair))
-    matched_old = set(match.values())
+        olds = sorted([i] + [k for k, to in merged.items() if to == j])
+        news = sorted([j] + [k for k, to in split.items() if to == i])
+        pairs.append((float(j), _pair(old, new, [a[k] for k in olds], [b[k] for k in news],
+                                      moved=j in moved)))
+    for i, j in merged.items():  # a part of a new section: beside that section's pair
+        pairs.append((j + 0.25, _part(old, new, a[i], b[j], old_side=True)))
+    for j, i in split.items():
+        pairs.append((float(j), _part(old, new, a[i], b[j], old_side=False)))
+    matched_old = set(match.values()) | set(merged)
     for i, v in enumerate(a):
         if i not in matched_old:
             pairs.append((_removed_at(i, match, moved), Pair("removed", _side(old, v.section),
                                                              None, (), 0.0)))
     for j, v in enumerate(b):
-        if j not in match:
+        if j not in match and j not in split:
             pairs.append((j, Pair("added", None, _side(new, v.section), (), 0.0)))
     pairs.sort(key=lambda t: t[0])
     done = [p for _, p in pairs]
@@ -341,23 +350,38 @@ def _side(doc: Document, section: Section) -> Side:
                 section.page_end)
 
 
-def _paragraphs(title: str, section: Section) -> list[Paragraph]:
+def _paragraphs(section: Section) -> list[Paragraph]:
+    title = _NUMBER.sub("", section.title, count=1).strip()
     out = [Paragraph(title, section.page_start)] if title else []
     return out + [Paragraph(b.text, b.page) for b in section.blocks if b.text.strip()]
 
 
-def _pair(old: Document, new: Document, x: _View, y: _View, moved: bool) -> Pair:
-    same = x.body == y.body and x.title == y.title
+def _pair(old: Document, new: Document, xs: list[_View], ys: list[_View], moved: bool) -> Pair:
+    """The pair of xs[0] and ys[0]; more than one on a side: the sections one version cuts
+    in two (merges.parts), diffed together."""
+    x, y = xs[0], ys[0]
+    same = [v.body for v in xs] == [v.body for v in ys] and x.title == y.title
     status = "moved" if moved else ("unchanged" if same else "changed")
     if same:
         return Pair(status, _side(old, x.section), _side(new, y.section))
-    title_x = _NUMBER.sub("", x.section.title, count=1).strip()
-    title_y = _NUMBER.sub("", y.section.title, count=1).strip()
-    ops = diff(_paragraphs(title_x, x.section), _paragraphs(title_y, y.section))
+    ops = diff([p for v in xs for p in _paragraphs(v.section)],
+               [p for v in ys for p in _paragraphs(v.section)])
     kept = sum(len(o.text) for o in ops if o.op == "=")
     total = sum(len(o.text) for o in ops) + kept
+    if all(o.op == "=" or _RULE.fullmatch(o.text) for o in ops):
+        # only the cut moved, or a heading's underline became text: the same words
+        status, ops = ("moved" if moved else "unchanged"), []
     return Pair(status, _side(old, x.section), _side(new, y.section), tuple(ops),
                 2 * kept / total if total else 1.0)
+
+
+def _part(old: Document, new: Document, x: _View, y: _View, old_side: bool) -> Pair:
+    """A section that the other version holds inside y (old_side) or x: unchanged when its
+    text is there word for word (its changes, if any, are in the pair of the whole)."""
+    part, whole = (x, y) if old_side else (y, x)
+    same = part.body in whole.body
+    return Pair("unchanged" if same else "changed", _side(old, x.section),
+                _side(new, y.section), (), 1.0 if same else contained(part.body, whole.body))
 
 
 def _aligned_share(pairs: Sequence[Pair], a: list[_View], b: list[_View]) -> float:

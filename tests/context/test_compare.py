@@ -274,3 +274,31 @@ def test_cli_chinese_files_are_compared_by_words(tmp_path):
     assert pay["deleted"] in (["三十日"], ["三十"]) and pay["inserted"] in (["六十日"], ["六十"])
     text = run("compare", a, b, "--db", tmp_path / "t.db").output
     assert "[-三十" in text and "{+六十" in text and "逾期付款" in text
+
+
+def _merged_versions():
+    """v1 with sections 5 and 6; v2 where ingest read section 6's heading as text (a number
+    edit broke the numbering), so one section holds both."""
+    old = titled_doc("v1.txt", CONTRACT)
+    five, six = CONTRACT[4], CONTRACT[5]
+    new = titled_doc("v2.txt", CONTRACT[:4] + [five], extra=())
+    last = new.sections[-1]
+    blocks = last.blocks + (replace(last.blocks[0], text=six[0]),
+                            replace(last.blocks[0], text=six[1]))
+    sections = list(new.sections)
+    sections[-1] = replace(last, blocks=blocks)
+    return old, replace(new, sections=sections)
+
+
+def test_a_section_that_the_other_version_holds_inside_another_is_not_removed():
+    old, new = _merged_versions()
+    c = compare(old, new)
+    assert c.summary()["removed"] == 0 and c.summary()["added"] == 0
+    law = next(p for p in c.pairs if p.old and p.old.heading == "6. Governing law")
+    assert law.status == "unchanged" and law.new.heading == "5. Termination"
+    end = next(p for p in c.pairs if p.old and p.old.heading == "5. Termination")
+    assert end.status == "changed" and end.inserted == ["6."] and end.deleted == []
+    back = compare(new, old)  # the other way round: a section split in two
+    assert back.summary()["added"] == 0 and back.summary()["removed"] == 0
+    assert next(p for p in back.pairs if p.new.heading == "6. Governing law").status \
+        == "unchanged"

@@ -1,0 +1,68 @@
+"""Sections that one version splits and the other keeps together.
+
+Ingest cuts a document where it sees headings, and a small edit can change what it sees:
+"8. Limitation" renumbered "9." breaks the numbering, so the "9. Accepting Warranty" below
+it is no longer taken for a heading and the two sections become one; a text and a PDF of
+the same document are cut differently too. A section left unaligned whose words sit
+(almost) whole inside the section next to its aligned neighbour is a part of that section,
+not an addition or a removal; compare() then diffs the parts together against it.
+"""
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+from docchat.context.redline import normalize, words
+from ingest.document import Section
+
+# Share of a section's 3-word runs found in its neighbour's partner for it to be a part.
+PART_OF = 0.8
+RUN = 3
+
+
+class Viewed(Protocol):
+    title: str
+    body: str
+    section: Section
+
+
+def runs(text: str, n: int = RUN) -> set[tuple[str, ...]]:
+    w = words(text)
+    return {tuple(w[k:k + n]) for k in range(max(0, len(w) - n + 1))}
+
+
+def contained(part: str, whole: str) -> float:
+    """Share of part's 3-word runs that whole has too (1.0 for a part with none)."""
+    mine = runs(part)
+    return len(mine & runs(whole)) / len(mine) if mine else 1.0
+
+
+def parts(a: Sequence[Viewed], b: Sequence[Viewed], match: dict[int, int]
+          ) -> tuple[dict[int, int], dict[int, int]]:
+    """(merged, split): old sections left unaligned that are part of the new section
+    aligned with an old neighbour (old index -> new index), and new sections left unaligned
+    that are part of the old section aligned with a new neighbour (new -> old)."""
+    back = {i: j for j, i in match.items()}
+    merged = _parts_of(a, b, set(back), back)
+    split = _parts_of(b, a, set(match), match)
+    return merged, split
+
+
+def _parts_of(side: Sequence[Viewed], other: Sequence[Viewed], aligned: set[int],
+              partner: dict[int, int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for k, v in enumerate(side):
+        if k in aligned or not (v.body or v.title):
+            continue
+        for near in (k - 1, k + 1):
+            # a run of parts: the neighbour may itself be a part of the same section
+            into = partner.get(near, out.get(near))
+            if into is not None and _part_of(v, other[into]):
+                out[k] = into
+                break
+    return out
+
+
+def _part_of(v: Viewed, whole: Viewed) -> bool:
+    if not v.body:  # a heading alone (a contents line read as one): its words, numbered
+        return normalize(v.section.title) in whole.body
+    return contained(v.title + " " + v.body, whole.body) >= PART_OF
