@@ -99,6 +99,13 @@ def m008_comparisons(db: Database) -> None:
                               "created_at": float}, pk=("session_id", "old_id", "new_id"))
 
 
+@migrations()
+def m007_summary_checks(db: Database) -> None:
+    # Each summary statement checked against the document (docchat.context.claims
+    # AnswerCheck.to_dict() plus "body", the summary text its spans refer to); NULL: unchecked.
+    db["summaries"].add_column("checks", str)
+
+
 @dataclass(frozen=True)
 class Turn:
     id: int
@@ -405,11 +412,12 @@ class SessionStore:
 
     # --- summaries -------------------------------------------------------------------
     def save_summary(self, doc_id: int, settings_key: str, markdown: str,
-                     meta: dict | None = None) -> None:
+                     meta: dict | None = None, checks: dict | None = None) -> None:
         with self.db.conn:
             self.db["summaries"].upsert({
                 "doc_id": doc_id, "settings_key": settings_key, "markdown": markdown,
                 "meta": json.dumps(meta or {}, ensure_ascii=False), "created_at": time.time(),
+                "checks": None if checks is None else json.dumps(checks, ensure_ascii=False),
             }, pk=("doc_id", "settings_key"))
 
     def get_summary(self, doc_id: int, settings_key: str) -> dict | None:
@@ -419,6 +427,7 @@ class SessionStore:
             return None
         row = rows[0]
         row["meta"] = json.loads(row["meta"] or "{}")
+        row["checks"] = json.loads(row["checks"]) if row.get("checks") else None
         return row
 
 

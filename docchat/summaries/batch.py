@@ -134,6 +134,14 @@ def output_name(name: str, sha256: str) -> str:
     return f"{stem}-{sha256[:8]}.md"
 
 
+def summary_checks(summary: Summary) -> dict | None:
+    """What the store keeps of a summary's check: AnswerCheck.to_dict() and "body", the
+    summary text its statements' start/end refer to."""
+    if summary.check is None:
+        return None
+    return {"body": summary.text, **summary.check.to_dict()}
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write text to path via a temporary file and os.replace: never half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -359,7 +367,8 @@ class _FolderRun:
             "steps": summary.steps, "tokens_in": summary.tokens_in,
             "tokens_out": summary.tokens_out, "seconds": round(result.seconds, 3),
             "backend": self.backend.name, "model": Path(str(self.backend.model)).name,
-            "max_new_tokens": self.max_new_tokens, "prompt_version": PROMPT_VERSION})
+            "max_new_tokens": self.max_new_tokens, "prompt_version": PROMPT_VERSION,
+            "loops": summary.loops}, checks=summary_checks(summary))
         return result
 
     def outcome(self, job: _Job, value: Summary | BaseException) -> DocResult:

@@ -9,28 +9,34 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from docchat.backends import Backend, GenerationRequest, Message
-from docchat.context.citations import MAX_RANGE
+from docchat.backends.repetition import SUMMARY_NOTE
+from docchat.context.claims import AnswerCheck
 from docchat.errors import BackendError, ContextTooLong, DocchatError
+from docchat.summaries.checks import check_summary, clean_step
 from docchat.summaries.grouping import Group, group_sections, render_section
+from docchat.summaries.output import (
+    document_title,
+    one_line_overview,
+    page_span,
+    render_markdown,
+)
 from ingest.document import Block, Document
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PROMPT_VERSION", "Group", "Summary", "SummaryCancelled", "output_language",
-           "plan_groups", "render_markdown", "summarize", "summarize_document",
-           "summary_messages"]
+__all__ = ["PROMPT_VERSION", "Group", "Summary", "SummaryCancelled", "document_title",
+           "one_line_overview", "output_language", "page_span", "plan_groups",
+           "render_markdown", "summarize", "summarize_document", "summary_messages"]
 
 # Bump when prompts or the output format change: stored summaries are then redone.
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3  # 3: loops cut, the document's own title, statements checked
 
 StepCallback = Callable[[int, int, str], None]  # (steps done, steps expected, label)
 # A step gives way to requests waiting behind it at most this often (then it runs to its end).
@@ -52,6 +58,8 @@ class Summary:
     tokens_out: int = 0  # generated tokens over all steps
     seconds: float = 0.0
     partials: list[str] = field(default_factory=list)  # map notes, in document order
+    loops: int = 0  # steps cut where the model began repeating itself
+    check: AnswerCheck | None = None  # each statement of text matched to the document
 
     @property
     def overview(self) -> str:
@@ -149,18 +157,6 @@ def plan_groups(doc: Document, backend: Backend, lang: str = "auto",
     return group_sections(doc, room, count, fits)
 
 
-_HASH_NAME = re.compile(r"[0-9a-f]{64}")
-
-
-def document_title(doc: Document) -> str:
-    """The title for prompts and headings; an upload stored under its hash has none of its
-    own (ingest takes the hash-named file's stem), so its name stands in."""
-    stem = Path(doc.path).stem if doc.path else ""
-    if doc.title and not (doc.title == stem and _HASH_NAME.fullmatch(stem)):
-        return doc.title
-    return doc.name
-
-
 def _budget(backend: Backend, max_new_tokens: int) -> int:
     return int(backend.context_window) - int(max_new_tokens)
 
@@ -182,6 +178,7 @@ class _Run:
     expected: int = 1
     tokens_in: int = 0
     tokens_out: int = 0
+    looped: list[str] = field(default_factory=list)  # labels of the steps cut for a loop
 
     def generate(self, messages: list[Message], label: str) -> tuple[str, int, int]:
         if self.cancel.is_set():
@@ -204,11 +201,15 @@ class _Run:
         if request.stats.stopped:
             raise SummaryCancelled("The summary was stopped.")
         stats = request.stats
+        # A loop is cut where its first repeat began: the notes and the summary keep none.
+        text, looped = clean_step(text, stats)
+        if looped:
+            self.looped.append(label)
         tokens_in = stats.prompt_tokens or prompt_tokens
         tokens_out = stats.completion_tokens or self.backend.count_tokens(text)
-        logger.info("summary %s: backend=%s prompt_tokens=%d completion_tokens=%d %.2fs",
+        logger.info("summary %s: backend=%s prompt_tokens=%d completion_tokens=%d %.2fs%s",
                     label, self.backend.name, tokens_in, tokens_out,
-                    time.perf_counter() - start)
+                    time.perf_counter() - start, ", loop cut" if looped else "")
         return text, tokens_in, tokens_out
 
     def _attempt(self, messages: list[Message],
@@ -220,7 +221,7 @@ class _Run:
             request = GenerationRequest(messages=messages, max_new_tokens=self.max_new_tokens,
                                         temperature=0.0, cancel=self.cancel,
                                         on_queue=self.on_queue)
-            return request, "".join(self.backend.stream(request)).strip(), False
+            return request, "".join(self.backend.stream(request)), False
         step_cancel, running, finished = threading.Event(), threading.Event(), threading.Event()
         pieces: list[str] = []
         yielded: list[bool] = []
@@ -252,7 +253,7 @@ class _Run:
         finally:
             finished.set()
             watcher.join()
-        return request, "".join(pieces).strip(), bool(yielded)
+        return request, "".join(pieces), bool(yielded)
 
     def run_all(self, jobs: list[tuple[list[Message], str]]) -> list[str]:
         """Generate every job (in parallel up to concurrency); results in job order."""
@@ -330,9 +331,13 @@ def summarize_document(doc: Document, backend: Backend, lang: str = "auto", *,
     if not text:
         raise BackendError(f"The {backend.name} backend returned an empty summary for "
                            f"{doc.name}; try a larger model or a higher --max-tokens.")
+    check = check_summary(doc, text)
+    if run.looped and run.looped[-1] in ("single pass", "reduce"):
+        text = f"{text}\n\n{SUMMARY_NOTE[language]}"  # the final text was cut here
     return Summary(text=text, language=language, mode=mode, groups=n_groups,
                    steps=run.steps, tokens_in=run.tokens_in, tokens_out=run.tokens_out,
-                   seconds=time.perf_counter() - start, partials=partials)
+                   seconds=time.perf_counter() - start, partials=partials,
+                   loops=len(run.looped), check=check)
 
 
 def _render_whole(doc: Document) -> str:
@@ -384,58 +389,6 @@ def _batches(items: list[str], fits: Callable[[list[str]], bool]) -> list[list[s
             batches.append([])
         batches[-1].append(item)
     return batches
-
-
-# --- output -------------------------------------------------------------------------
-_HEADINGS = re.compile(r"^\s*#+\s*(overview|summary|概述|摘要|总结)\s*:?\s*$", re.I)
-
-
-def one_line_overview(text: str, limit: int = 160) -> str:
-    """The first line of prose after an Overview heading (else the first prose line)."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    start = next((i + 1 for i, ln in enumerate(lines) if _HEADINGS.match(ln)), 0)
-    prose = [ln for ln in lines[start:] + lines[:start] if ln and not ln.startswith("#")]
-    for ln in prose or [ln.lstrip("#") for ln in lines]:
-        plain = re.sub(r"^(?:[>*+-]|\d+[.)])\s*", "", ln).replace("**", "").strip()
-        if plain:
-            return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
-    return ""
-
-
-def render_markdown(doc: Document, summary: Summary, backend_label: str = "") -> str:
-    """The summary file: title, one metadata line, then the backend's summary."""
-    pages = len(doc.pages)
-    if summary.language == "zh":
-        how = "一次生成" if summary.mode == "single" else f"分 {summary.groups} 部分归并"
-        meta = f"{doc.name} · {pages} 页 · {how}"
-        title = f"# 摘要：{document_title(doc)}"
-    else:
-        how = "single pass" if summary.mode == "single" else \
-            f"map-reduce over {summary.groups} parts"
-        meta = f"{doc.name} · {pages} page{'s' if pages != 1 else ''} · {how}"
-        title = f"# Summary: {document_title(doc)}"
-    if backend_label:
-        meta += f" · {backend_label}"
-    span = page_span(doc)
-    if span:
-        meta += f" · {span}"
-    return f"{title}\n\n_{meta}_\n\n{summary.text.strip()}\n"
-
-
-def page_span(doc: Document) -> str:
-    """Page markers for the pages summarised: even a summary citing none opens its pages."""
-    if not doc.pages:
-        return ""
-
-    def label(page) -> str:
-        return str(page.label or page.number) if doc.page_labels else str(page.number)
-
-    first, last = doc.pages[0], doc.pages[-1]
-    if first is last:
-        return f"[p. {label(first)}]"
-    if not doc.page_labels and last.number - first.number < MAX_RANGE:
-        return f"[pp. {first.number}-{last.number}]"
-    return f"[p. {label(first)}] – [p. {label(last)}]"
 
 
 # The package exports this name (docchat.summaries.summarize).

@@ -301,3 +301,33 @@ def test_summary_runs_pass_their_ocr_and_process_options(folder, tmp_path, monke
                               RunOptions(ocr_max_pages=5, processes=6))
     job.join(30)
     assert job.done and seen == [("BSD.txt", 5, 6)]
+
+
+def test_the_check_is_stored_with_the_summary_and_written_in_its_file(store, tmp_path):
+    from factories import Looping
+
+    from docchat.context.claims import AnswerCheck
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    shutil.copy(DATA.parent / "apssamp.pdf", root / "apssamp.pdf")
+    reply = ("## Overview\nREVTeX requires version 8.31a or later of natbib.\n"
+             "The authors work with a team at Google.\n")
+    [result] = _run(root, RecordingBackend(reply=reply), store, tmp_path / "out")
+    key = settings_key(RecordingBackend(), "en", 512)
+    stored = store.get_summary(result.doc_id, key)
+    check = AnswerCheck.from_dict(stored["checks"])
+    assert (check.supported, check.total) == (1, 2)
+    first = next(s for s in check.statements if s.status == "supported")
+    assert stored["checks"]["body"][first.start:first.end] == first.text and first.page == 2
+    text = Path(result.output).read_text()
+    assert text.startswith("# Summary: Manuscript Title: with Forced Linebreak\n")
+    assert "Google. *(not found in the document)*" in text
+    assert "_1 of 2 statements found in the documents._" in text
+    assert stored["markdown"] == text and stored["meta"]["loops"] == 0
+    # A summary that loops: cut, counted and noted; its check covers the kept text only.
+    looping = Looping("## Overview\nA sample paper. ", "It is cut here, once and for all. ")
+    [again] = _run(root, looping, store, tmp_path / "out2", force=True)
+    stored = store.get_summary(again.doc_id, key)
+    assert stored["meta"]["loops"] == 1
+    assert Path(again.output).read_text().count("It is cut here, once and for all.") == 1

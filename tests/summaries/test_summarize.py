@@ -80,7 +80,7 @@ def test_long_document_map_reduces_every_group_and_the_reduce_sees_all(gpl):
 
 def test_reduce_is_recursive_when_the_notes_do_not_fit_one_prompt(gpl):
     # Long notes and a small window: the notes need merging before the final summary.
-    backend = RecordingBackend(context_window=900, reply=" ".join(["note"] * 150))
+    backend = RecordingBackend(context_window=900, reply=" ".join(f"note{i}" for i in range(150)))
     summary = summarize_document(gpl, backend, max_new_tokens=160)
     prompts = backend.prompts()
     merges = [p for p in prompts if "Merge them into one shorter set of notes" in p]
@@ -197,18 +197,37 @@ def test_the_summary_file_marks_the_pages_it_covers(apache):
     assert [s.page for s in find_sources(page_span(labelled), [labelled])] == [1, 2]
 
 
-def test_an_upload_stored_under_its_hash_is_titled_by_its_name(apache):
+def test_an_upload_stored_under_its_hash_is_titled_by_its_own_title_or_name(apache):
     from dataclasses import replace
 
     from docchat.summaries.summarize import document_title
 
     digest = "ab" * 32
     upload = replace(apache, path=f"/data/uploads/{digest}.txt", title=digest, name="lic.txt")
-    assert document_title(upload) == "lic.txt"
-    assert document_title(apache) == apache.title
+    # The licence names itself on its first line; ingest's stand-in was its first section.
+    assert apache.title == "1. Definitions."
+    assert document_title(upload) == document_title(apache) == "Apache License"
     backend = RecordingBackend()
     markdown = render_markdown(upload, summarize_document(upload, backend), "echo")
-    assert markdown.startswith("# Summary: lic.txt") and digest not in backend.prompts()[0]
+    assert markdown.startswith("# Summary: Apache License") and digest not in backend.prompts()[0]
+    untitled = replace(upload, sections=upload.sections[1:])  # no text before a heading
+    assert document_title(untitled) == "lic.txt"
+
+
+def test_a_paper_is_titled_by_its_page_one_title_not_its_first_section():
+    from docchat.summaries.summarize import document_title
+
+    paper = load_document(DATA.parent / "apssamp.pdf")  # no metadata title
+    assert paper.title == "I. FIRST-LEVEL HEADING:"
+    assert document_title(paper) == "Manuscript Title: with Forced Linebreak"
+    manual = load_document(DATA.parent / "headers.pdf")
+    assert manual.title == "1 Introduction" and document_title(manual) == "Acme Widget Manual"
+    numbered = blocks_doc([[Block("prose", "We study loops.", 1)]], titles=["1. Introduction"])
+    numbered.title = "1. Introduction"
+    assert document_title(numbered) == "x.md"
+    named = blocks_doc([[Block("prose", "Text.", 1)]], titles=["Guide"])
+    named.title = "A Field Guide to Loops"
+    assert document_title(named) == "A Field Guide to Loops"
 
 
 def test_a_step_gives_way_once_then_runs_to_its_end(apache):
@@ -221,3 +240,70 @@ def test_a_step_gives_way_once_then_runs_to_its_end(apache):
     calm = RecordingBackend(reply="short", delay=0.01)
     summarize_document(apache, calm, yield_to=lambda: False)
     assert len(calm.requests) == 1
+
+
+LOOP = "The system handles nested loops by recording an inner trace first. "
+
+
+def test_a_summary_that_loops_is_cut_there_within_64_tokens():
+    from factories import Looping
+
+    from docchat.backends.repetition import SUMMARY_NOTE
+
+    paper = load_document(DATA.parent / "apssamp.pdf")
+    backend = Looping("## Overview\nA sample paper for REVTeX. ", LOOP)
+    summary = summarize_document(paper, backend, max_new_tokens=1000)
+    stats = backend.last.stats
+    assert stats.finish_reason == "repetition"
+    assert stats.completion_tokens - backend.loop_start <= 64
+    assert summary.loops == 1 and summary.text.count(LOOP.strip()) == 1
+    assert summary.text.endswith(SUMMARY_NOTE["en"])
+    markdown = render_markdown(paper, summary, "echo")
+    assert "1 step cut where the model repeated itself" in markdown
+    assert markdown.count(LOOP.strip()) == 1
+
+
+def test_map_notes_that_loop_keep_the_loop_once(gpl):
+    from factories import Looping
+
+    backend = Looping("Notes on the licence terms. ", LOOP, context_window=1500)
+    summary = summarize_document(gpl, backend, max_new_tokens=200)
+    assert summary.mode == "map-reduce" and summary.loops == summary.steps
+    assert all(p.count(LOOP.strip()) == 1 for p in summary.partials)
+    reduce_prompt = backend.prompts()[-1]
+    assert reduce_prompt.count(LOOP.strip()) == summary.groups
+
+
+def test_runs_of_bare_citation_markers_are_dropped(apache):
+    markers = "\n".join(f"[{i}]" for i in range(2, 73))
+    reply = f"## Overview\nA licence for software.\n\n## References\n{markers}\n- [3] [4]\n" \
+            "- Grants are perpetual [p. 2] [5]."
+    summary = summarize_document(apache, RecordingBackend(reply=reply))
+    assert "[72]" not in summary.text and "[3] [4]" not in summary.text
+    assert "- Grants are perpetual [p. 2] [5]." in summary.text
+    assert "A licence for software." in summary.text
+
+
+def test_every_statement_is_checked_and_marked_in_the_markdown():
+    paper = load_document(DATA.parent / "apssamp.pdf")
+    reply = ("## Overview\nREVTeX requires version 8.31a or later of natbib.\n"
+             "REVTeX requires version 2.5 or later of natbib.\n"
+             "The authors work with a team at Google.\n")
+    summary = summarize_document(paper, RecordingBackend(reply=reply))
+    check = summary.check
+    assert [s.status for s in check.statements if s.status != "exempt"] == [
+        "supported", "not_found", "not_found"]
+    assert (check.supported, check.total) == (1, 3)
+    markdown = render_markdown(paper, summary, "echo")
+    assert "natbib. [p. 2]\n" in markdown
+    assert "2.5 or later of natbib. *(not found in the document)*" in markdown
+    assert "Google. *(not found in the document)*" in markdown
+    assert markdown.rstrip().endswith("_1 of 3 statements found in the documents._")
+
+
+def test_a_chinese_summary_gets_the_chinese_legend(vimtutor):
+    reply = "## 概述\n这是一份虚构的合同，金额为 999 万元。"
+    summary = summarize_document(vimtutor, RecordingBackend(reply=reply))
+    markdown = render_markdown(vimtutor, summary, "echo")
+    assert summary.check.total == 1 and "（文档中未找到）" in markdown
+    assert "1 条陈述中有 0 条可在文档中找到" in markdown
