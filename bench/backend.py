@@ -16,9 +16,17 @@ Usage: python bench/backend.py [--runs 3] [--prompt-tokens 2000] [--new-tokens 1
        [--threads N] [--no-server] [--json]
 
 Studies (each a table, or one JSON object with --json):
-  --study threads  prefill and decode tok/s with 1 and 2 threads (n_threads_batch for
-                   the prompt, n_threads for decoding), idle and with one core kept busy
-                   by a spinning process: the data behind default_threads().
+  --study threads  docchat's decode (threads chosen by measurement) against raw
+                   llama-cpp-python with 1 thread and with every core, interleaved, idle
+                   and with one core kept busy by a spinning process (bench/backend_studies.py)
+  --study threads-fixed  prefill and decode tok/s with 1 and 2 threads (n_threads_batch
+                   for the prompt, n_threads for decoding), idle and with one core busy:
+                   the data behind default_threads().
+  --study reuse    a first question and a follow-up against llama-cpp-python's server, the
+                   append-only layout against excerpts in the system message: reuse from
+                   the usage it reports, else from its log.
+  --study budget   the load-time probe's prompt budget for --target seconds (15), then the
+                   real time to first token of a prompt that long.
   --study prefill  docchat's batched, interruptible prefill against raw llama-cpp-python
                    (one Llama.eval of the whole prompt) at several prompt lengths; prefill
                    rate by batch size; Stop latency during prefill and during decoding;
@@ -90,7 +98,7 @@ def run_docchat(backend, messages, new: int, reset: bool = True) -> dict:
     return {"ttft": ttft, "tokens": n, "decode": (n - 1) / rest if rest else 0.0}
 
 
-def start_server(threads: int, n_ctx: int):
+def start_server(threads: int, n_ctx: int, log: Path | None = None):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -99,7 +107,8 @@ def start_server(threads: int, n_ctx: int):
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
          "--n_threads", str(threads), "--n_threads_batch", str(threads),
          "--interrupt_requests", "False", "--cache", "False"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=ROOT, stdout=subprocess.DEVNULL,
+        stderr=log.open("wb") if log is not None else subprocess.DEVNULL)
     import httpx
 
     url = f"http://127.0.0.1:{port}/v1"
@@ -308,9 +317,32 @@ def print_study(result: dict) -> None:
               f"{v['runs'][0]['prompt_tokens']} prompt tokens)")
 
 
+def run_study(args) -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from bench import backend_studies as studies
+
+    new = {"threads": lambda: studies.study_threads(args, Busy),
+           "reuse": lambda: studies.study_reuse(args, start_server),
+           "budget": lambda: studies.study_budget(args, build_messages)}
+    if args.study in new:
+        result = new[args.study]()
+        show = studies.print_result
+    else:
+        result = (study_threads if args.study == "threads-fixed" else study_prefill)(args)
+        show = print_study
+    if args.json:
+        print(json.dumps(result))
+    else:
+        show(result)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", choices=("threads", "prefill"))
+    parser.add_argument("--study", choices=("threads", "threads-fixed", "prefill", "reuse",
+                                            "budget"))
+    parser.add_argument("--target", type=float, default=15.0, help="budget study: seconds")
+    parser.add_argument("--log-dir", help="reuse study: where the server's log goes (/tmp)")
     parser.add_argument("--study-prompt", type=int, default=1024,
                         help="threads study: prompt tokens")
     parser.add_argument("--lengths", type=int, nargs="+", default=[512, 2048, 4096],
@@ -324,11 +356,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.study:
-        result = (study_threads if args.study == "threads" else study_prefill)(args)
-        if args.json:
-            print(json.dumps(result))
-        else:
-            print_study(result)
+        run_study(args)
         return
 
     n_ctx = args.prompt_tokens + args.new_tokens + 64

@@ -1,0 +1,219 @@
+"""bench/backend.py's issue-21 studies: decode threads, server-side reuse, first-token budget.
+
+  threads  docchat's decode (DecodeThreadChooser) against raw llama-cpp-python decoding
+           with 1 thread and with every core, interleaved ours/raw/ours/raw, idle and with
+           one core kept busy by a spinning process; prompt reading likewise.
+  reuse    llama-cpp-python's server (python -m docchat.backends.llamacpp): a first
+           question and a follow-up through OpenAIBackend, for the append-only layout (each
+           turn's excerpts in its user message) and for excerpts gathered in the system
+           message; reuse from the usage the server reports, else from its own log
+           (llama_perf_context_print's "prompt eval ... / N tokens": N evaluated).
+  budget   the first question's budget: what the load-time probe says is read in the
+           target (15 s), then the time to first token of a prompt that long, cold cache.
+Every result carries the load average: on a shared machine the figures are noisy.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import statistics
+import time
+from pathlib import Path
+
+from docchat.backends import GenerationRequest, Message
+from docchat.backends.llamacpp import LlamaCppBackend
+from docchat.backends.threads import usable_cores
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _raw_decode(backend: LlamaCppBackend, prompt: list[int], n: int, threads: int) -> float:
+    """Raw llama-cpp-python: Llama.generate with `threads` threads, tokens/s after the first."""
+    llama = backend.llama
+    llama._ctx.set_n_threads(threads, threads)
+    backend._threads_set = None  # docchat sets its own threads again next time
+    llama.reset()
+    steps = llama.generate(prompt, temp=0.0, top_p=1.0, min_p=0.0, repeat_penalty=1.0)
+    next(steps)
+    start = time.perf_counter()
+    for _ in range(n):
+        next(steps)
+    took = time.perf_counter() - start
+    steps.close()
+    return n / took
+
+
+def _ours_decode(backend: LlamaCppBackend, messages: list[Message], n: int) -> tuple[float, int]:
+    """docchat's stream: (tokens/s after the first piece, decode threads it ended on)."""
+    backend.llama.reset()
+    request = GenerationRequest(messages=messages, max_new_tokens=n)
+    first = end = None
+    for _ in backend.stream(request):
+        if first is None:
+            first = time.perf_counter()
+    end = time.perf_counter()
+    tokens = request.stats.completion_tokens
+    return (tokens - 1) / (end - first) if first and end > first else 0.0, backend.decode_threads
+
+
+def study_threads(args, busy_factory) -> dict:
+    """Decode: ours/raw1/rawN interleaved, idle then one core busy (busy_factory())."""
+    cores = usable_cores()
+    backend = LlamaCppBackend(n_ctx=2048, probe_tokens=0)
+    messages = [Message("user", "Write a long story about rivers, valleys and the sea.")]
+    prompt = backend.prompt_tokens(messages)
+    _raw_decode(backend, prompt, 8, cores)  # warm-up: page the weights in
+    _ours_decode(backend, messages, 8)
+    rows = []
+    for load in ("idle", "one core busy"):
+        guard = busy_factory() if load != "idle" else contextlib.nullcontext()
+        with guard:
+            runs: dict[str, list[float]] = {"ours": [], "raw 1 thread": [],
+                                            f"raw {cores} threads": []}
+            ours_threads = []
+            for _ in range(args.runs):
+                rate, threads = _ours_decode(backend, messages, args.new_tokens)
+                runs["ours"].append(rate)
+                ours_threads.append(threads)
+                runs["raw 1 thread"].append(_raw_decode(backend, prompt, args.new_tokens, 1))
+                runs[f"raw {cores} threads"].append(
+                    _raw_decode(backend, prompt, args.new_tokens, cores))
+            best_raw = max(statistics.median(v) for k, v in runs.items() if k != "ours")
+            rows.append({"load": load, "load_average": load_average(),
+                         "decode_tok_s": {k: round(statistics.median(v), 1)
+                                          for k, v in runs.items()},
+                         "runs": {k: [round(x, 1) for x in v] for k, v in runs.items()},
+                         "ours_threads": ours_threads,
+                         "ours_x_best_raw": round(statistics.median(runs["ours"]) / best_raw, 3),
+                         "chooser_rates": {k: round(v, 1) for k, v in
+                                           backend.decode_chooser.rates.items()}})
+    return {"study": "threads", "model": backend.model, "cores": cores,
+            "new_tokens": args.new_tokens, "runs": args.runs,
+            "candidates": backend.decode_chooser.candidates, "rows": rows}
+
+
+PERF_LINE = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+
+
+def _evaluated_since(log: Path, offset: int) -> tuple[int | None, int]:
+    """Prompt tokens the server evaluated in its last request (its log after offset)."""
+    text = log.read_bytes()[offset:].decode(errors="replace")
+    found = PERF_LINE.findall(text)
+    return (int(found[-1]) if found else None), offset + len(text.encode())
+
+
+def _turn(backend, messages: list[Message], log: Path, offset: int) -> tuple[dict, str, int]:
+    request = GenerationRequest(messages=messages, max_new_tokens=48)
+    start = time.perf_counter()
+    first, pieces = None, []
+    for piece in backend.stream(request):
+        first = first or time.perf_counter()
+        pieces.append(piece)
+    time.sleep(0.3)  # the server writes its timings after the stream ends
+    evaluated, offset = _evaluated_since(log, offset)
+    stats = request.stats
+    reported = stats.prompt_reused or None  # from usage / timings, where the server says
+    # Else: the prompt's size (docchat's count: the server's tokenizer, plus an estimate
+    # for the chat format) less what the server's log says it evaluated.
+    reused = reported if reported is not None else (
+        max(0, stats.prompt_tokens - evaluated) if evaluated is not None else None)
+    return ({"ttft_s": round((first or time.perf_counter()) - start, 3),
+             "prompt_tokens": stats.prompt_tokens, "evaluated": evaluated, "reused": reused,
+             "reuse_from": "usage" if reported is not None else "server log"},
+            "".join(pieces), offset)
+
+
+def _layouts(excerpts: list[str], questions: list[str], answer: str, layout: str):
+    """Turn 2's messages for a layout, given turn 1's answer."""
+    system = "Answer from the excerpts; cite pages as [p. N]."
+    if layout == "append-only":
+        return [Message("system", system),
+                Message("user", f"{excerpts[0]}\n\nQuestion: {questions[0]}"),
+                Message("assistant", answer),
+                Message("user", f"{excerpts[1]}\n\nQuestion: {questions[1]}")]
+    return [Message("system", f"{system}\n\n{excerpts[0]}\n\n{excerpts[1]}"),
+            Message("user", questions[0]), Message("assistant", answer),
+            Message("user", questions[1])]
+
+
+def study_reuse(args, start_server) -> dict:
+    """A first question and a follow-up against llama-cpp-python's server, two layouts."""
+    from docchat.backends.openai_http import OpenAIBackend
+
+    filler = ("Rivers carve valleys, carry silt and build deltas. Floods spread soil across "
+              "the plain, and farmers follow the water to new fields. ")
+    log_dir = Path(args.log_dir or "/tmp")
+    log = log_dir / f"docchat-bench-server-{os.getpid()}.log"
+    process, url = start_server(args.threads, 4096, log=log)
+    results = {}
+    try:
+        backend = OpenAIBackend(url, context_window=4096, timeout=600)
+        offset = 0
+        for run, layout in enumerate(("append-only", "context in system")):
+            excerpts = [f"[p. {3 + i}] Run {run}.{i}. " + filler * 12 for i in range(2)]
+            questions = ["What do rivers carry?", "And what do floods do?"]
+            first_messages = (_layouts(excerpts, questions, "", layout)[:2]
+                              if layout == "append-only" else
+                              [Message("system", "Answer from the excerpts; cite pages as "
+                                                 f"[p. N].\n\n{excerpts[0]}"),
+                               Message("user", questions[0])])
+            first, answer, offset = _turn(backend, first_messages, log, offset)
+            follow_messages = _layouts(excerpts, questions, answer, layout)
+            follow, _, offset = _turn(backend, follow_messages, log, offset)
+            results[layout] = {"first": first, "follow_up": follow}
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    return {"study": "reuse", "server": "llama-cpp-python", "load_average": load_average(),
+            "layouts": results}
+
+
+def study_budget(args, build_messages) -> dict:
+    """The load-time probe's budget for target seconds, then that prompt's real TTFT."""
+    start = time.perf_counter()
+    backend = LlamaCppBackend(n_ctx=8192)
+    load_s = time.perf_counter() - start
+    budget = backend.prefill_tokens(args.target)
+    runs = []
+    for run in range(args.runs):
+        messages = build_messages(backend, budget, run=5000 + run)
+        backend.llama.reset()
+        request = GenerationRequest(messages=messages, max_new_tokens=2)
+        t = time.perf_counter()
+        next(iter(backend.stream(request)), None)
+        runs.append({"ttft_s": round(time.perf_counter() - t, 2),
+                     "prompt_tokens": request.stats.prompt_tokens})
+    ttft = statistics.median(r["ttft_s"] for r in runs)
+    return {"study": "budget", "model": backend.model, "target_s": args.target,
+            "load_s": round(load_s, 2), "probe_rate_tok_s": round(backend.prefill_rate(), 1),
+            "budget_tokens": budget, "runs": runs, "ttft_s": ttft,
+            "ttft_x_target": round(ttft / args.target, 3),
+            "within_20pct": abs(ttft / args.target - 1) <= 0.2,
+            "load_average": load_average()}
+
+
+def print_result(result: dict) -> None:
+    """The new studies as short tables."""
+    if result["study"] == "threads":
+        print(f"{result['model']}: decode tok/s, {result['new_tokens']} tokens, median of "
+              f"{result['runs']} interleaved runs, {result['cores']} cores, candidates "
+              f"{result['candidates']}")
+        for r in result["rows"]:
+            cells = ", ".join(f"{k} {v}" for k, v in r["decode_tok_s"].items())
+            print(f"  {r['load']:<14} {cells}; ours/best raw {r['ours_x_best_raw']} "
+                  f"(ours ended on {r['ours_threads']} threads; load avg {r['load_average']})")
+    elif result["study"] == "reuse":
+        print(f"llama-cpp-python server (load avg {result['load_average']})")
+        for layout, turns in result["layouts"].items():
+            for name, t in turns.items():
+                print(f"  {layout:<18} {name:<10} TTFT {t['ttft_s']:>6.2f} s, evaluated "
+                      f"{t['evaluated']}, reused {t['reused']} of ~{t['prompt_tokens']} "
+                      f"prompt tokens ({t['reuse_from']})")
+    else:
+        print(f"{result['model']}: probe {result['probe_rate_tok_s']} tok/s (load "
+              f"{result['load_s']} s); budget for {result['target_s']} s: "
+              f"{result['budget_tokens']} tokens; TTFT {result['ttft_s']} s = "
+              f"{result['ttft_x_target']} x target (load avg {result['load_average']})")
