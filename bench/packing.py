@@ -367,11 +367,11 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
             """pack()'s arguments for one turn: a follow-up of passages where given."""
             if passages is None:
                 return kwargs
-            extra: dict = {}
             got = followup_budget(docs, question, counter, history, 3, MAX_NEW, base,
-                                  passages, extra)
-            return dict(kwargs, **extra, context_window=got.context_window,
-                        previous_passages=passages)
+                                  passages)
+            return dict(kwargs, carry_allowance=got.carry_allowance,
+                        outline_window=got.outline_window,
+                        context_window=got.budget.context_window, previous_passages=passages)
 
         passages = None
         for k in users:
@@ -409,7 +409,7 @@ def git_state() -> dict:
             "uncommitted_docchat_or_ingest_files": len(dirty.splitlines()) if dirty else 0}
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--budgets", default="1000,2000,4000,8000,32000")
@@ -440,29 +440,28 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of the test half or the fresh "
                          "set: tuning stays blind to them)")
-    args = ap.parse_args()
-    from docchat.context import embeddings
-    embeddings.configure(argparse.Namespace(embedder=args.embedder))
-    budgets = [int(b) for b in args.budgets.split(",")]
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = set(methods) - set(ALL_METHODS)
-    if unknown:
-        raise SystemExit(f"unknown methods {sorted(unknown)}")
-    sets = [s for s in args.sets.split(",") if s]
-    corpus, cache = Path(args.corpus), Path(args.cache)
+    return ap.parse_args()
 
-    counter, counter_name = make_counter(args.counter)
-    lib = Library(cache)
-    eval_dir = None
+
+class EvalDir:
+    """The folder of bench/fetch_eval_docs.sh, fetched on first use."""
+
+    def __init__(self, arg: str | None) -> None:
+        self.arg, self.path = arg, None
+
+    def __call__(self) -> Path:
+        if self.path is None:
+            self.path = fetched(ROOT / "bench" / "fetch_eval_docs.sh", self.arg)
+        return self.path
+
+
+def load_sets(args, sets: list[str], need_eval: EvalDir
+              ) -> tuple[list[Item], dict[tuple[str, str], Path]]:
+    """The questions of the sets asked for (and of --questions files, whose set names are
+    appended to sets), with the file of each (set, document key)."""
+    corpus = Path(args.corpus)
     items: list[Item] = []
     paths: dict[tuple[str, str], Path] = {}  # (set, doc key) -> file
-
-    def need_eval() -> Path:
-        nonlocal eval_dir
-        if eval_dir is None:
-            eval_dir = fetched(ROOT / "bench" / "fetch_eval_docs.sh", args.eval_dir)
-        return eval_dir
-
     for s in sets:
         if s in ("test", "tuning"):
             documents, got = read_set(ROOT / "bench" / "eval" / "questions.json", s, split=s)
@@ -506,7 +505,12 @@ def main() -> None:
                 need_eval() / rel if (need_eval() / rel).exists() else corpus / rel)
         sets.append(name)
         items += got
+    return items, paths
 
+
+def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budgets: list[int],
+        counter, followups: str) -> tuple[Results, float]:
+    """Every method at every budget on every question; (results, document load seconds)."""
     # Every evidence string must be in its document's text (guards against a changed ingest).
     t_load = time.perf_counter()
     for it in items:
@@ -528,7 +532,7 @@ def main() -> None:
             contexts = {}
             if "docchat" in methods:
                 p, ms = docchat_pack(docs, it, budget, counter, lib.store,
-                                     previous=args.followups == "app")
+                                     previous=followups == "app")
                 res.pack_ms.setdefault(budget, []).append(ms)
                 contexts["docchat"] = p.text
             if "docchat-bm25" in methods:
@@ -552,7 +556,12 @@ def main() -> None:
                     lost = [e for e in it.evidence if squash(e) not in squash(ctx)]
                     res.misses.append(f"{it.set} {budget} {it.id} [{it.kind}] {it.question} "
                                       f"-> missing {lost}")
+    return res, load_s
 
+
+def summarize(res: Results, items: list[Item], sets: list[str], methods: list[str],
+              budgets: list[int], counter_name: str, args, lib: Library, load_s: float) -> dict:
+    """The JSON summary: recall per set, method, budget and kind, with the run's context."""
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
         "followups": args.followups, "embedder": args.embedder,
@@ -576,6 +585,26 @@ def main() -> None:
         summary["sets"][s] = {"questions": len(its),
                               "by_kind": {k: sum(1 for i in its if i.kind == k) for k in kinds},
                               "recall": rec}
+    return summary
+
+
+def main() -> None:
+    args = parse_args()
+    from docchat.context import embeddings
+    embeddings.configure(argparse.Namespace(embedder=args.embedder))
+    budgets = [int(b) for b in args.budgets.split(",")]
+    methods = [m for m in args.methods.split(",") if m]
+    unknown = set(methods) - set(ALL_METHODS)
+    if unknown:
+        raise SystemExit(f"unknown methods {sorted(unknown)}")
+    sets = [s for s in args.sets.split(",") if s]
+    cache = Path(args.cache)
+    counter, counter_name = make_counter(args.counter)
+    lib = Library(cache)
+    need_eval = EvalDir(args.eval_dir)
+    items, paths = load_sets(args, sets, need_eval)
+    res, load_s = run(items, paths, lib, methods, budgets, counter, args.followups)
+    summary = summarize(res, items, sets, methods, budgets, counter_name, args, lib, load_s)
     summary["goals"] = goals(summary)
     if not args.no_timing and "docchat" in methods:
         summary["pack_ms_1000_pages"] = big_timing(lib, need_eval() / "octave.pdf", counter,

@@ -7,7 +7,6 @@ show the passages while the model is still reading.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 import time
@@ -19,7 +18,14 @@ from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
-from docchat.context.packing import PackedContext, normalize_passages, pack, prefix_tokens
+from docchat.context.packing import (
+    PackedContext,
+    PreviousPassages,
+    pack,
+    prefix_tokens,
+    split_history,
+)
+from docchat.context.prompts import question_language
 from docchat.errors import ContextTooLong
 from ingest.document import Document
 
@@ -36,11 +42,6 @@ FOLLOWUP_NEW_SHARE = 0.25
 FOLLOWUP_MIN_EVIDENCE = 64
 
 _REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
-
-
-def _pack_accepts(name: str) -> bool:
-    return name in inspect.signature(pack).parameters
-
 
 def dense_ready(documents: Sequence[Document], store=None, embedder=None) -> bool:
     """Whether the section vectors of the documents the embedder reads (the multilingual
@@ -72,27 +73,32 @@ class Budget:
                 "whole_window": self.whole_window}
 
 
-def followup_budget(documents, question: str, backend, history: Sequence, history_turns: int,
-                    max_new: int, base: Budget, previous: Sequence, extra: dict) -> Budget:
-    """The follow-up's budget: the reused prefix + the new tokens (see FOLLOWUP_NEW_SHARE);
-    sets the packer's reuse_allowance and outline_window in extra."""
-    from docchat.context.packing import split_history
-    from docchat.context.prompts import question_language
+@dataclass(frozen=True)
+class FollowUp:
+    """A follow-up's budget, and what the packer is told with it."""
+    budget: Budget
+    carry_allowance: int  # tokens of the window granted only for carrying the passages
+    outline_window: int  # the first question's window: the follow-up keeps its outline
 
+
+def followup_budget(documents, question: str, backend, history: Sequence, history_turns: int,
+                    max_new: int, base: Budget, previous: Sequence) -> FollowUp:
+    """The follow-up's budget: the carried prefix + the new tokens (FOLLOWUP_NEW_SHARE of
+    the first question's budget, at least what the turns and question need plus
+    FOLLOWUP_MIN_EVIDENCE); the whole window where that does not fit."""
     lang = question_language(question)
-    reused = prefix_tokens(documents, backend, previous, lang,
-                           context_window=base.context_window, max_new_tokens=max_new)
+    carried = prefix_tokens(documents, backend, previous, lang,
+                            context_window=base.context_window, max_new_tokens=max_new)
     recent = split_history(history, history_turns).recent
     need = backend.count_prompt_tokens([Message("system", ""), *recent,
                                         Message("user", question)])
     new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
-    prompt = reused + new
-    extra["outline_window"] = base.context_window
+    prompt = carried + new
     if prompt + max_new >= base.window:
-        extra["reuse_allowance"] = max(0, base.window - max_new - base.prompt_budget)
-        return Budget(base.window, base.window, None, base.target_s, base.rate, False)
-    extra["reuse_allowance"] = max(0, prompt - base.prompt_budget)
-    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False)
+        return FollowUp(Budget(base.window, base.window, None, base.target_s, base.rate, False),
+                        max(0, base.window - max_new - base.prompt_budget), base.context_window)
+    return FollowUp(Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate,
+                           False), max(0, prompt - base.prompt_budget), base.context_window)
 
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
@@ -170,100 +176,130 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         on_queue: Callable[[int], None] | None = None, started_at: float | None = None,
         history_turns: int = 3, clock: Callable[[], float] = time.perf_counter,
         sleep: Callable[[float], object] | None = None, ttft_target: float | None = None,
-        whole_window: bool = False, previous_sections: Sequence | None = None,
+        whole_window: bool = False, previous: PreviousPassages | None = None,
         on_progress: Callable[[object], None] | None = None,
-        embedding_store=None, previous_passages: Sequence | None = None) -> Answer:
+        embedding_store=None, previous_sections: Sequence | None = None) -> Answer:
     """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
     Packing happens here, so ContextTooLong is raised before anything is generated (when
     only the first-token budget is too small, the whole window is read instead);
     backend errors surface while iterating. ``started_at`` (a ``clock()`` time) is when
     the user asked: time to first token is measured from it. ``ttft_target`` (seconds)
-    caps the prompt at what the backend reads in that time (``whole_window`` lifts it);
-    ``previous_sections`` (the last answer's ``packed.sections``) lets the packer keep
-    what the backend already read first, so its cache is reused; ``previous_passages`` (the
-    last answer's ``packed.passages``; also accepted as 3-item ``previous_sections``) keeps
-    its excerpts exactly, and the follow-up's budget then counts only new tokens (the reused
-    prefix + FOLLOWUP_NEW_SHARE of the budget). ``embedding_store`` keeps
-    the packer's section vectors (docchat.library.store.SessionStore does).
+    caps the prompt at what the backend reads in that time (``whole_window`` lifts it).
+    ``previous`` (PreviousPassages.of(the last answer's packed), or .from_metrics(its stored
+    metrics)) lets the packer carry what the backend already read: exact passages are
+    carried as they were, and the follow-up's budget then counts only new tokens (the
+    carried prefix + FOLLOWUP_NEW_SHARE of the budget); sections only are put first where
+    chosen again. ``previous_sections`` is the older form of ``previous`` (a list of
+    sections or passages, as stored in metrics). ``embedding_store`` keeps the packer's
+    section vectors (docchat.library.store.SessionStore does).
     """
     started = clock() if started_at is None else started_at
     chosen = resolve_preset(preset, overrides)
-    gen = chosen.generation
-    max_new = int(gen["max_new_tokens"])
-    budget = choose_budget(backend, max_new, ttft_target, whole_window)
-    extra = {}
-    if previous_passages is None and previous_sections and all(
-            len(s) > 2 for s in previous_sections):
-        previous_passages, previous_sections = previous_sections, None
-    if previous_sections and previous_passages is None:
-        previous_sections = [tuple(s[:2]) for s in previous_sections]
-    if previous_passages and _pack_accepts("previous_passages"):
-        prev = normalize_passages(previous_passages)
-        extra["previous_passages"] = prev
-        if budget.prompt_budget is not None:
-            budget = followup_budget(documents, question, backend, history, history_turns,
-                                     max_new, budget, prev, extra)
-    elif previous_sections and _pack_accepts("previous_sections"):
-        extra["previous_sections"] = [tuple(s) for s in previous_sections]
-    if embedding_store is not None and _pack_accepts("store"):
-        extra["store"] = embedding_store
-    dense = dense_ready(documents, embedding_store)
-    if not dense:
-        extra["embedder"] = None
-    def packed_for(budget: Budget) -> PackedContext:
-        return pack(documents, question, backend, history=history, search=search,
-                    max_new_tokens=max_new, history_turns=history_turns,
-                    context_window=budget.context_window, **extra)
-
-    try:
-        packed = packed_for(budget)
-    except ContextTooLong:
-        if budget.prompt_budget is None:
-            raise
-        # The question and the turns kept do not fit the first-token budget: read the
-        # whole window rather than fail (slower than the target, but answered).
-        logger.info("prompt over the first-token budget of %s tokens: whole window",
-                    budget.prompt_budget)
-        budget = Budget(budget.window, budget.window, None, budget.target_s, budget.rate,
-                        False)
-        extra.pop("reuse_allowance", None)
-        extra.pop("outline_window", None)
-        packed = packed_for(budget)
+    max_new = int(chosen.generation["max_new_tokens"])
+    if previous is None and previous_sections:
+        previous = PreviousPassages.from_list(previous_sections)
+    plan = _plan(documents, question, backend, history=history, search=search,
+                 max_new=max_new, history_turns=history_turns,
+                 budget=choose_budget(backend, max_new, ttft_target, whole_window),
+                 previous=previous, store=embedding_store)
+    packed = plan.pack()
     evidence = find_evidence(documents, packed.sections, question)
-    cancel = cancel or threading.Event()
-    answer = Answer(cancel=cancel, backend=backend.name, model=backend.model, packed=packed,
-                    preset=chosen, budget=budget, evidence=evidence,
-                    evidence_ms=round((clock() - started) * 1000, 3), on_progress=on_progress)
+    answer = Answer(cancel=cancel or threading.Event(), backend=backend.name,
+                    model=backend.model, packed=packed, preset=chosen, budget=plan.budget,
+                    evidence=evidence, evidence_ms=round((clock() - started) * 1000, 3),
+                    on_progress=on_progress)
     hooks = {"on_progress": answer._progress} if "on_progress" in _REQUEST_FIELDS else {}
-    request = GenerationRequest(messages=list(packed.messages), cancel=cancel,
-                                on_queue=on_queue, **hooks, **gen)
-    pacer = Pacer(chosen.pacing, clock=clock, sleep=sleep)
-
-    def chunks() -> Iterator[str]:
-        try:
-            for chunk in pacer.pace(backend.stream(request), request=request,
-                                    started_at=started):
-                answer.text += chunk
-                yield chunk
-        finally:
-            answer.stopped = pacer.stopped
-            m = pacer.metrics(request.stats).to_dict()
-            m["budget"] = budget.to_dict()
-            m["dense"] = dense
-            m["packed_tokens"] = packed.tokens
-            m["evidence_ms"] = answer.evidence_ms
-            m["evidence"] = to_dicts(evidence)
-            m["sections"] = [list(s) for s in packed.sections]
-            m["passages"] = [[k, i, None if b is None else list(b)]
-                             for k, i, b in packed.passages]
-            m["kept_passages"] = packed.kept
-            answer.metrics = m
-            answer.done = True
-            logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "
-                        "budget=%s stopped=%s", backend.name, m.get("prompt_tokens"),
-                        m.get("prompt_reused"), m.get("completion_tokens"),
-                        m.get("model", {}).get("ttft_ms"), budget.prompt_budget, answer.stopped)
-
-    answer._chunks = chunks()
+    request = GenerationRequest(messages=list(packed.messages), cancel=answer.cancel,
+                                on_queue=on_queue, **hooks, **chosen.generation)
+    answer._chunks = _stream(answer, backend, request, Pacer(chosen.pacing, clock=clock,
+                                                              sleep=sleep), started, plan)
     return answer
+
+
+@dataclass
+class _Plan:
+    """How ask() packs: the pack() call at a budget, and the whole-window retry."""
+    documents: Sequence[Document]
+    question: str
+    backend: Backend
+    budget: Budget
+    options: dict  # pack()'s keyword arguments besides context_window
+    dense: bool  # dense scores used (the documents' section vectors are ready)
+
+    def pack(self) -> PackedContext:
+        """Pack at the budget; when the question and the turns kept do not fit the
+        first-token budget, read the whole window rather than fail (slower than the
+        target, but answered)."""
+        try:
+            return pack(self.documents, self.question, self.backend,
+                        context_window=self.budget.context_window, **self.options)
+        except ContextTooLong:
+            if self.budget.prompt_budget is None:
+                raise
+        logger.info("prompt over the first-token budget of %s tokens: whole window",
+                    self.budget.prompt_budget)
+        b = self.budget
+        self.budget = Budget(b.window, b.window, None, b.target_s, b.rate, False)
+        self.options.pop("carry_allowance", None)
+        self.options.pop("outline_window", None)
+        return pack(self.documents, self.question, self.backend,
+                    context_window=self.budget.context_window, **self.options)
+
+
+def _plan(documents: Sequence[Document], question: str, backend: Backend, *,
+          history: Sequence, search, max_new: int, history_turns: int, budget: Budget,
+          previous: PreviousPassages | None, store) -> _Plan:
+    """pack()'s arguments for this question: the follow-up's budget and carried passages
+    (exact passages), or the previous sections to put first; BM25 alone while the section
+    vectors are still being computed."""
+    options: dict = {"history": history, "search": search, "max_new_tokens": max_new,
+                     "history_turns": history_turns}
+    if previous is not None and previous.exact and previous.refs:
+        options["previous_passages"] = list(previous.refs)
+        if budget.prompt_budget is not None:
+            follow = followup_budget(documents, question, backend, history, history_turns,
+                                     max_new, budget, previous.refs)
+            budget = follow.budget
+            options.update(carry_allowance=follow.carry_allowance,
+                           outline_window=follow.outline_window)
+    elif previous is not None and previous.refs:
+        options["previous_sections"] = [r[:2] for r in previous.refs]
+    if store is not None:
+        options["store"] = store
+    dense = dense_ready(documents, store)
+    if not dense:
+        options["embedder"] = None
+    return _Plan(documents, question, backend, budget, options, dense)
+
+
+def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer: Pacer,
+            started: float, plan: _Plan) -> Iterator[str]:
+    """The answer's display chunks, paced; the metrics once the stream ends."""
+    try:
+        for chunk in pacer.pace(backend.stream(request), request=request, started_at=started):
+            answer.text += chunk
+            yield chunk
+    finally:
+        answer.stopped = pacer.stopped
+        answer.metrics = _metrics(pacer.metrics(request.stats).to_dict(), answer, plan)
+        answer.done = True
+        m, budget = answer.metrics, plan.budget
+        logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "
+                    "budget=%s stopped=%s", backend.name, m.get("prompt_tokens"),
+                    m.get("prompt_reused"), m.get("completion_tokens"),
+                    m.get("model", {}).get("ttft_ms"), budget.prompt_budget, answer.stopped)
+
+
+def _metrics(m: dict, answer: Answer, plan: _Plan) -> dict:
+    """The pacer's metrics, with the budget, the packing and the evidence."""
+    packed = answer.packed
+    m["budget"] = plan.budget.to_dict()
+    m["dense"] = plan.dense
+    m["packed_tokens"] = packed.tokens
+    m["evidence_ms"] = answer.evidence_ms
+    m["evidence"] = to_dicts(answer.evidence)
+    m["sections"] = [list(s) for s in packed.sections]
+    m["passages"] = PreviousPassages.of(packed).to_list()
+    m["carried_passages"] = packed.carried
+    return m

@@ -16,7 +16,7 @@ _COUNTS_MAX = 200_000
 OMITTED = "[…]"
 
 
-class Counter:
+class TokenCounter:
     """The backend's count_tokens, cached per (tokenizer, text) across calls."""
 
     def __init__(self, backend, name: str) -> None:
@@ -38,6 +38,9 @@ class Counter:
         """Estimate for messages inside a prompt: content plus a few tokens of framing."""
         return sum(self.text(m.content) + 6 for m in messages)
 
+
+# The name this class had before; tests/summaries/test_grouping.py still imports it.
+Counter = TokenCounter
 
 FENCE = "```"
 
@@ -84,27 +87,27 @@ def heading_line(doc: Document, heading: str, page: int, layout: Layout = QUESTI
 
 
 def render_blocks(doc: Document, heading: str, blocks: Sequence[Block], layout: Layout,
-                  page: int = 0, kept: Sequence[int] | None = None) -> str:
+                  page: int = 0, shown: Sequence[int] | None = None) -> str:
     """The one renderer of a section in prompts: its heading line, then its blocks with a
     page marker before the first and wherever the page changes.
 
     page: the page the heading's marker names (layout.heading_marker: questions give the
     section's first page; the first block then needs no marker of its own, and without a
-    heading its marker stands alone on the first line, before any OMITTED). kept: the
+    heading its marker stands alone on the first line, before any OMITTED). shown: the
     indexes of the blocks shown, in order (None: all); an OMITTED line stands for each run
     of blocks left out, before, between or after them (partial passages of questions)."""
-    idx = range(len(blocks)) if kept is None else kept
+    idx = range(len(blocks)) if shown is None else shown
     lines = [heading_line(doc, heading, page, layout)] if heading else []
-    shown = [k for k in idx if blocks[k].text.strip()]
+    visible = [k for k in idx if blocks[k].text.strip()]
     current = None  # the page the last marker named
     if layout.heading_marker:  # the start is marked up front: in the heading line, or alone
-        current = blocks[shown[0]].page if shown else page
+        current = blocks[visible[0]].page if visible else page
         if not heading:
             lines.append(page_marker(doc, current))
     prev = -1
     for k in idx:
         b = blocks[k]
-        if kept is not None and k != prev + 1:
+        if shown is not None and k != prev + 1:
             lines.append(OMITTED)
         prev = k
         text = block_text(b, layout.trim)
@@ -115,17 +118,17 @@ def render_blocks(doc: Document, heading: str, blocks: Sequence[Block], layout: 
             inline = layout.inline_markers and b.kind not in ("code", "table")
             text = page_marker(doc, b.page) + (" " if inline else "\n") + text
         lines.append(text)
-    if kept is not None and prev != len(blocks) - 1:
+    if shown is not None and prev != len(blocks) - 1:
         lines.append(OMITTED)
     return layout.joiner.join(lines)
 
 
 @dataclass(frozen=True)
 class Passage:
-    """A section, whole or as some of its blocks (kept whole, in order)."""
+    """A section, whole or as some of its blocks (each block whole, in order)."""
     doc: Document
     section: Section
-    blocks: tuple[int, ...] | None = None  # indexes of the blocks kept; None: all
+    blocks: tuple[int, ...] | None = None  # indexes of the blocks shown; None: all
     rank: int = 0  # order of choice: higher ranks are dropped first
 
     @classmethod
@@ -134,21 +137,21 @@ class Passage:
 
     @classmethod
     def partial(cls, doc: Document, section: Section, scores: Sequence[float], room: int,
-                counter: Counter, rank: int = 0) -> "Passage | None":
+                counter: TokenCounter, rank: int = 0) -> "Passage | None":
         """The section's best-scoring blocks that fit in room tokens, or None."""
         order = sorted(range(len(section.blocks)), key=lambda k: (-scores[k], k))
         used = counter.text(_header(doc, section)) + 8
-        kept: list[int] = []
+        chosen: list[int] = []
         for k in order:
-            if scores[k] < 0 or (scores[k] == 0 and kept):
+            if scores[k] < 0 or (scores[k] == 0 and chosen):
                 break
             c = counter.text(block_text(section.blocks[k])) + 8
             if used + c <= room:
-                kept.append(k)
+                chosen.append(k)
                 used += c
-        if not kept:
+        if not chosen:
             return None
-        return cls(doc, section, tuple(sorted(kept)), rank)
+        return cls(doc, section, tuple(sorted(chosen)), rank)
 
     @property
     def complete(self) -> bool:
@@ -167,7 +170,7 @@ class Passage:
         return render_blocks(self.doc, s.heading if s.heading_path else "", s.blocks, QUESTION,
                              s.page_start, self.blocks)
 
-    def cost(self, counter: Counter) -> int:
+    def cost(self, counter: TokenCounter) -> int:
         """Tokens of the rendered passage (plus its separator)."""
         d, s = self.doc, self.section
         if self.blocks is None and s.tokens > 0 and d.tokenizer and d.tokenizer == counter.name:

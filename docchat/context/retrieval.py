@@ -252,8 +252,6 @@ class _Postings:
     built once and reused."""
 
     def __init__(self, doc: Document, windows: bool = False) -> None:
-        self.doc = doc
-        self.n_sections = len(doc.sections)
         self.postings: dict[str, list[tuple[int, float]]] = {}
         self.lengths: list[int] = []
         self.units: list[tuple[int, int, int]] = []  # (section index, first block, last block)

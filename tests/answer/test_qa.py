@@ -245,7 +245,7 @@ def test_follow_up_budget_counts_only_new_tokens():
     reused = prefix_tokens([big_doc()], backend, prev, context_window=1500 + 512,
                            max_new_tokens=512)
     assert follow.budget.prompt_budget == reused + int(FOLLOWUP_NEW_SHARE * 1500)
-    assert follow.packed.kept == len(prev)
+    assert follow.packed.carried == len(prev)
     assert follow.packed.messages[0].content.startswith(
         first.packed.messages[0].content.split("\n\n## " + label("en", "focus"))[0])
     assert follow.packed.tokens - reused <= int(FOLLOWUP_NEW_SHARE * 1500) + 8
@@ -279,3 +279,40 @@ def test_chinese_documents_count_for_dense_readiness_with_the_multilingual_model
     assert dense_ready([zh], embedder=minilm)  # MiniLM leaves Chinese to BM25
     use.vectors(zh)
     assert dense_ready([zh], embedder=use)
+
+
+def test_follow_up_budget_is_returned_with_what_the_packer_is_told():
+    """followup_budget returns its budget, allowance and outline window (no dict filled)."""
+    from docchat.answer.qa import FollowUp, choose_budget, followup_budget
+    from docchat.context.packing import pack
+
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 150.0
+    base = choose_budget(backend, 512, 10)
+    first = pack([big_doc()], "What is the port rule?", backend, max_new_tokens=512,
+                 context_window=base.context_window)
+    got = followup_budget([big_doc()], "And its exceptions?", backend, [], 3, 512, base,
+                          first.passages)
+    assert isinstance(got, FollowUp) and got.outline_window == base.context_window
+    assert got.carry_allowance == got.budget.prompt_budget - base.prompt_budget > 0
+
+
+def test_previous_passages_are_a_typed_value():
+    """PreviousPassages: exact passages (with blocks) or sections only, from a PackedContext
+    or from stored metrics; ask(previous=...) carries exact ones."""
+    from docchat.context.packing import PreviousPassages
+
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 150.0
+    first = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
+    "".join(first)
+    stored = PreviousPassages.from_metrics(first.metrics)
+    assert stored == PreviousPassages.of(first.packed) and stored.exact
+    sections = PreviousPassages.from_metrics({"sections": first.metrics["sections"]})
+    assert not sections.exact and [r[:2] for r in sections.refs] == first.packed.sections
+    assert PreviousPassages.from_metrics({}) is None
+    history = [Message("user", "What is the port rule?"), Message("assistant", first.text)]
+    follow = ask([big_doc()], "And its exceptions?", backend, preset="raw", ttft_target=10,
+                 history=history, previous=stored)
+    assert follow.packed.carried == len(stored.refs)
+    assert follow.packed.passages[:len(stored.refs)] == list(stored.refs)

@@ -4,6 +4,7 @@ documents, history shortening before evidence is dropped, the outline."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from docchat.backends import Message
 from docchat.backends.echo import EchoBackend
 from docchat.context import packing, prompts
 from docchat.context.packing import PackedContext, pack, split_history
+from docchat.context.policy import POLICY
 from docchat.context.retrieval import SectionIndex
 from docchat.errors import ContextTooLong
 from ingest.document import Block, Document, Page, Section
@@ -493,8 +495,8 @@ def test_question_about_one_section_packs_that_section_whole(monkeypatch):
     assert [("b.pdf", i) for i in range(9, 14)] == [s for s in p.sections if 9 <= s[1] < 14]
     assert p.text.index("START:") < p.text.index("MIDDLE:") < p.text.index("END:")
     # Without whole parts, the best sections and their neighbours miss the middle.
-    monkeypatch.setattr("docchat.context.packing.SPAN_SHARE", 0.0)
-    hits = pack([doc], q, CharBackend(4800), max_new_tokens=50, embedder=None)
+    hits = pack([doc], q, CharBackend(4800), max_new_tokens=50, embedder=None,
+                policy=replace(POLICY, span_share=0.0))
     assert "MIDDLE:" not in hits.text
 
 
@@ -537,10 +539,10 @@ def test_follow_up_at_a_small_budget_keeps_the_previous_excerpts_as_a_text_prefi
                Message("assistant", "Run systemctl restart firewall.")]
     follow = pack([doc], "And its retries?", CharBackend(1500 + 50 + 900), max_new_tokens=50,
                   history=history, embedder=None, previous_passages=first.passages,
-                  reuse_allowance=900, outline_window=1500 + 50)
+                  carry_allowance=900, outline_window=1500 + 50)
     assert follow.messages[0].content.startswith(_excerpts_prefix(first))
     assert follow.passages[: len(first.passages)] == first.passages
-    assert follow.kept == len(first.passages)
+    assert follow.carried == len(first.passages)
     assert len(follow.passages) > len(first.passages)  # new passages after the kept ones
     assert follow.tokens + 50 <= 1500 + 50 + 900
 
@@ -551,8 +553,8 @@ def test_topic_change_does_not_keep_the_previous_excerpts():
                  max_new_tokens=50, embedder=None)
     other = pack([doc], "Which fonts and quota limits does the printer spool use?",
                  CharBackend(1550 + 900), max_new_tokens=50, embedder=None,
-                 previous_passages=first.passages, reuse_allowance=900, outline_window=1550)
-    assert other.kept == 0
+                 previous_passages=first.passages, carry_allowance=900, outline_window=1550)
+    assert other.carried == 0
     assert other.tokens + 50 <= 1550  # the allowance is taken off again
     assert not other.messages[0].content.startswith(_excerpts_prefix(first))
     assert other.passages[0] not in first.passages
@@ -639,19 +641,19 @@ def test_named_part_needs_every_title_word():
 
 
 def test_evidence_budget_books_what_takes_the_window():
-    from docchat.context.packing import OLDER_SHARE, SLACK_MIN, EvidenceBudget
+    from docchat.context.packing import EvidenceBudget
     room = EvidenceBudget(limit=2000, fixed=300)
     assert room.avail == 1700
     room.take("outline", 200)
     room.take("headers", 30)
     room.take("outline", 4)
     assert room.spent == {"outline": 204, "headers": 30} and room.avail == 1466
-    room.keep_slack()  # 1% of what is left, at least SLACK_MIN
+    room.keep_slack()  # 1% of what is left, at least POLICY.slack_min
     assert room.spent["slack"] == 14 and room.avail == 1452
-    assert room.share(OLDER_SHARE) == 145 and room.share(0.5) == 726
+    assert room.share(POLICY.older_share) == 145 and room.share(0.5) == 726
     small = EvidenceBudget(limit=300, fixed=290)
     small.keep_slack()
-    assert small.spent["slack"] == SLACK_MIN and small.avail == 2
+    assert small.spent["slack"] == POLICY.slack_min and small.avail == 2
     assert EvidenceBudget(limit=100, fixed=200).share(0.5) == 0  # never negative
 
 
@@ -686,9 +688,9 @@ def test_follow_up_whose_answer_is_in_blocks_a_kept_excerpt_left_out_packs_it_an
                Message("assistant", "Remove what the build made.")]
     follow = pack([doc], "And the build-arch target?", CharBackend(1400 + 300),
                   max_new_tokens=50, history=history, embedder=None,
-                  previous_passages=first.passages, reuse_allowance=300, outline_window=1400)
+                  previous_passages=first.passages, carry_allowance=300, outline_window=1400)
     assert "architecture-dependent" in follow.text
-    assert follow.kept < len(first.passages)
+    assert follow.carried < len(first.passages)
     check_fits(follow, CharBackend(1700), 50, 1700)
     # The allowance was for reusing the cut-off excerpt: it comes off, so the follow-up
     # reads no more new tokens than it was given (the first question's budget here).
@@ -711,8 +713,8 @@ def test_topic_change_after_long_answers_fits_the_first_question_budget():
     question = "Which fonts and quota limits does the printer spool use?"
     other = pack([doc], question, CharBackend(1550 + 1200), max_new_tokens=50,
                  history=history, embedder=None, previous_passages=first.passages,
-                 reuse_allowance=1200, outline_window=1550)
-    assert other.kept == 0
+                 carry_allowance=1200, outline_window=1550)
+    assert other.carried == 0
     assert other.tokens + 50 <= 1550
     assert other.messages[-1].content == question
 
@@ -744,11 +746,11 @@ def test_a_question_about_structure_gets_the_next_best_parts_too():
     second or third: a question about structure gets the sub-outlines of the next best
     parts as well (none inside another), within the focus budget; others get one."""
     from docchat.context.outline import focus_outline
-    from docchat.context.passages import Counter
+    from docchat.context.passages import TokenCounter
 
     doc = manual(chapters=12, per=6)
     rel = [{24: 0.9, 25: 0.5, 6: 1.0, 40: 0.3}]  # chapters 5, 2 and 7 (positions 24, 6, 40)
-    counter = Counter(CharBackend(100_000), "chars")
+    counter = TokenCounter(CharBackend(100_000), "chars")
     one = focus_outline([doc], counter, 5000, rel)
     assert one.count("- manual.pdf:") == 1 and "5 Chapter on locale" in one
     three = focus_outline([doc], counter, 5000, rel, parts=3)
@@ -793,14 +795,14 @@ def test_follow_up_that_points_back_keeps_the_previous_excerpts():
     history = [Message("user", "How do I restart the firewall service?"),
                Message("assistant", "Run systemctl restart firewall.")]
     kwargs = dict(max_new_tokens=50, embedder=None, history=history,
-                  previous_passages=first.passages, reuse_allowance=900, outline_window=1550)
+                  previous_passages=first.passages, carry_allowance=900, outline_window=1550)
     back = pack([doc], "Do fonts and quota limits matter for it?", CharBackend(1550 + 900),
                 **kwargs)
-    assert back.kept == len(first.passages)
+    assert back.carried == len(first.passages)
     assert back.messages[0].content.startswith(_excerpts_prefix(first))
     other = pack([doc], "Do fonts and quota limits matter for the printer spool?",
                  CharBackend(1550 + 900), **kwargs)
-    assert other.kept == 0
+    assert other.carried == 0
 
 
 def test_the_next_best_parts_are_not_above_the_first_parts_level():

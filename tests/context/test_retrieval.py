@@ -223,3 +223,54 @@ def test_an_outline_question_finds_the_chapter_not_the_reading_guide():
     query = build_queries("Which chapter explains sounds and movies, and what are its "
                           "sections?", documents=[guide])[0]
     assert index(query.text)[0].section == 1
+
+
+def test_the_index_of_a_document_follows_its_content_not_the_object():
+    """The postings cache is keyed by the document's name and checked against its content:
+    a different document of the same name (same path, no store id) is indexed anew, and one
+    loaded again with equal content reuses the entry (the id()-keyed cache would have
+    answered the first from a freed object's entry whose id was reused)."""
+    from docchat.context import retrieval
+
+    retrieval._POSTINGS.clear()
+    first = doc("same.pdf", [("Printing", "CUPS prints files.")])
+    assert SectionIndex([first]).search("cups")
+    other = doc("same.pdf", [("Backup", "Use rsync to back up the home directory.")])
+    assert not SectionIndex([other]).search("cups")
+    assert SectionIndex([other]).search("rsync")
+    again = doc("same.pdf", [("Backup", "Use rsync to back up the home directory.")])
+    assert again is not other and retrieval._postings(again) is retrieval._postings(other)
+
+
+def test_document_cache_is_a_locked_lru():
+    """Least recently used entries go first; threads asking at once all get the value."""
+    import threading
+
+    from docchat.context.cache import DocumentCache
+
+    cache: DocumentCache[str] = DocumentCache(2)
+    docs = [doc(f"d{k}.pdf", [("T", f"text {k}")]) for k in range(3)]
+    made = []
+
+    def make(d):
+        made.append(d.name)
+        return d.name.upper()
+
+    assert cache.get(docs[0], make) == "D0.PDF"
+    cache.get(docs[1], make)
+    cache.get(docs[0], make)  # d0 used again: d1 is now the least recent
+    cache.get(docs[2], make)
+    assert len(cache) == 2 and made == ["d0.pdf", "d1.pdf", "d2.pdf"]
+    cache.get(docs[0], make)
+    assert made == ["d0.pdf", "d1.pdf", "d2.pdf"]  # still cached
+    cache.get(docs[1], make)
+    assert made[-1] == "d1.pdf"  # evicted, made again
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(cache.get(docs[2], make)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == ["D2.PDF"] * 8
+    assert cache.get(docs[0], make, variant="w") == "D0.PDF" and len(cache) == 2

@@ -1,0 +1,114 @@
+"""PackingPolicy: every tuning constant of the packer (docchat/context/packing.py and
+selection.py) in one frozen value, each with why it has its value.
+
+Shares are of the evidence budget (the prompt tokens left for excerpts once the system
+prompt, the turns and the question are counted) unless they say otherwise. "Tuning half" is
+the tuning split of bench/eval/questions.json (bench/eval/tuning.json), "tune2" is
+bench/eval/tune2.json: figures measured with bench/packing.py. A passage is *carried* when a
+follow-up's prompt repeats it exactly as an earlier turn's prompt had it (the backend's KV
+cache holds it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PackingPolicy:
+    # --- the outline ---------------------------------------------------------------------
+    # The outline is always sent (whole if it fits, else its top levels); 15% leaves the
+    # excerpts most of the budget.
+    outline_share: float = 0.15
+    # Outline budgets from this many tokens up are rounded down to two significant bits
+    # (256, 384, 512, 768, ...): the first-token budget follows a measured prefill rate, and
+    # rounding keeps the same outline (the warm prefix) across small changes of the window.
+    # Below it, rounding would cost a third of a budget that is already small.
+    outline_round_from: int = 64
+    # The sub-outline of the chapter asked about, when the full outline did not fit: a
+    # fifth, so that excerpts keep most of the budget.
+    focus_share: float = 0.2
+
+    # --- sharing the budget between documents --------------------------------------------
+    # Half the budget is split evenly between documents, half by their relevance (three best
+    # section scores): a weakly matching document still shows its best part.
+    doc_floor: float = 0.5
+
+    # --- choosing sections ---------------------------------------------------------------
+    # A hit's neighbour sections rank at this share of its score (a section is often
+    # continued by the next); on the tuning half 0.4 recalled more than 0.6.
+    neighbour: float = 0.4
+    # Tokens: below this, a partial section is not worth its header and omission markers.
+    min_partial: int = 48
+    # Tokens: filling a document stops when less than this is left (no section fits).
+    min_room: int = 8
+    # Filling a document from its start gives up after this many sections that do not fit:
+    # past that the remaining room is too small for any, and trying all of a 1,158-page
+    # manual's sections costs milliseconds for nothing.
+    max_misses: int = 16
+    # A question about one part (a chapter and its subsections) gets that part whole when it
+    # takes at most this share: more would crowd out the hits elsewhere.
+    span_share: float = 0.5
+
+    # --- the best windows first (precision) ----------------------------------------------
+    # At most this many of the best-matching windows (runs of blocks of ~600 characters)
+    # are taken first, wherever their sections rank, in at most breadth_share of each
+    # document's share (the rest goes to whole hits and their neighbours), and only those
+    # scoring at least window_floor of the best one (weaker ones would take the place of
+    # whole sections). Introduced together (commit 3eb1d0e): tuning half 2k .71 -> .77,
+    # 8k .87 -> .94; old set 2k .53 -> .64, 8k .82 -> .85.
+    breadth_top: int = 6
+    breadth_share: float = 0.5
+    window_floor: float = 0.5
+    # The block score that keeps a section's already chosen blocks when it grows: above
+    # any BM25 block score, so growing never drops what a window brought in.
+    chosen_block_score: float = 1e9
+
+    # --- follow-ups: carrying the previous prompt's passages -----------------------------
+    # The previous prompt's sections (previous_sections) are carried whole and first up to
+    # this share, so the backend reuses what it read (a follow-up is mostly about the same
+    # part) ...
+    carry_sections_share: float = 0.5
+    # ... but only from this much evidence budget up: on the tuning half's follow-ups it
+    # cost one question of ten at 2k and 4k, and gained one at 8k and two at 32k.
+    carry_sections_from: int = 5000
+    # The previous passages (previous_passages) are carried, exactly, while one of them is
+    # among the follow-up's this many best fused hits ...
+    carry_top: int = 8
+    # ... or the follow-up has at most this many content words ("and its elements?").
+    elliptical_terms: int = 2
+    # Carried passages take at most this share, so that new passages for the follow-up's
+    # own words always have some room.
+    carry_share: float = 0.85
+
+    # --- older turns ---------------------------------------------------------------------
+    # The turns before the recent ones take at most this share, shortened: their gist is
+    # context, the excerpts are the evidence.
+    older_share: float = 0.1
+    # Tokens kept of an older user message (its end: where the question is) ...
+    older_user_tokens: int = 60
+    # ... and of an older answer, at its head and at its tail (each).
+    older_answer_tokens: int = 40
+    # A message within this many tokens of its cap is left whole: cutting it would save
+    # less than the "…" and the broken sentence cost.
+    shorten_slack: int = 8
+
+    # --- token arithmetic ----------------------------------------------------------------
+    # Tokens of the blank lines around a block of the context (outline, focus).
+    block_gap: int = 4
+    # Tokens after a document's header line.
+    header_gap: int = 2
+    # Tokens of the blank line between two passages.
+    passage_gap: int = 2
+    # Kept free: per-passage counts miss a few tokens where passages join; 1% (at least
+    # slack_min tokens) saves re-counting the whole prompt (a second of llama.cpp
+    # tokenizing a 32k prompt on a busy machine).
+    slack_share: float = 0.01
+    slack_min: int = 8
+    # Tokens freed beyond an overflow, so that one shrink step usually suffices.
+    shrink_margin: int = 4
+    # No tokenizer averages more than this many characters per token on real text: a
+    # document longer than avail x this cannot go in whole, without counting it.
+    max_chars_per_token: int = 8
+
+
+POLICY = PackingPolicy()

@@ -1,0 +1,61 @@
+"""What the search found for a question: fused section scores (BM25, best window, dense),
+window scores, and the words that score blocks; the packer's one call into retrieval."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from docchat.context.embeddings import Embedder, EmbeddingStore
+from docchat.context.retrieval import (
+    SearchFn,
+    SectionIndex,
+    add_dense,
+    add_windows,
+    asks_structure,
+    build_queries,
+    content_terms,
+    doc_key,
+    fused_scores,
+    index_terms,
+    window_scores,
+)
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """What the search found for a question (and its recent turns)."""
+    sections: dict  # (doc key, section index) -> fused score: BM25, best window, dense
+    windows: dict  # (doc key, section index, first block, last block) -> window score
+    own_windows: dict  # the same for the question's own words only (not the history's)
+    terms: list[str]  # the queries' content words (block scoring)
+    named: set[str]  # the first query's words as the index stems them (titles it names)
+    structure: bool = False  # the question asks which part is about something, or its parts
+
+
+def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
+              search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
+              expand: bool = True, embedder: Embedder | None = None,
+              store: EmbeddingStore | None = None) -> Relevance:
+    """Search the documents for the question: queries from it and the recent user turns
+    (translated where a document's language differs), fused section scores, window scores
+    (search.windows where the search has them, else the in-memory index) joined as each
+    section's best window, and dense scores where the embedder is enabled."""
+    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
+    searcher = search or SectionIndex(documents)
+    fused = fused_scores(searcher, queries)
+    by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows
+    hits = [by_window(q.text) for q in queries]  # each query searched once
+    windows = window_scores(by_window, queries, hits)
+    own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
+    fused = add_windows(fused, windows)
+    if embedder is not None and embedder.enabled:
+        keys = [doc_key(d, i) for i, d in enumerate(documents)]
+        fused = add_dense(fused, embedder.scores(question, documents, keys, store=store,
+                                                 queries=queries))
+    named = set(index_terms(queries[0].text)) if queries else set()
+    return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
+                     named, asks_structure(question))

@@ -1,0 +1,356 @@
+"""Choosing the passages of a packed prompt within a token budget, ordering them, and
+shrinking them when the rendered prompt overflows: the "choose" and "shrink" steps of
+docchat/context/packing.py. Constants: docchat/context/policy.py.
+
+Windows are (document, section position, first block, last block, score), best first. A
+passage is *carried* when it is repeated exactly as an earlier turn's prompt had it."""
+from __future__ import annotations
+
+import logging
+from itertools import islice, takewhile
+from typing import Iterator, Sequence
+
+from docchat.context.cache import DocumentCache
+from docchat.context.outline import entries_of, part_asked_about
+from docchat.context.passages import Passage, TokenCounter
+from docchat.context.policy import POLICY, PackingPolicy
+from docchat.context.retrieval import block_scores, doc_key
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+HIT, NEAR, START = "hit", "neighbour", "start"
+Window = tuple[int, int, int, int, float]
+
+
+def select(documents: Sequence[Document], positions: list[dict[int, float]],
+           qterms: list[str], counter: TokenCounter, avail: int,
+           carry: Sequence[tuple] = (), windows: Sequence[Window] = (),
+           policy: PackingPolicy = POLICY,
+           present: dict[tuple[int, int], set[int] | None] | None = None
+           ) -> list[list[Passage]]:
+    """Choose passages per document, in this order (see Selection): the carried ones, the
+    part asked about whole, the best windows (passage hits), then hits and their neighbours
+    by score (a window's section grows to whole where it fits), then the start.
+
+    present: (document, section position) -> blocks shown (None: whole) of the passages
+    already in the window (an append-only conversation's earlier turns): never chosen again;
+    a window outside the blocks shown of a partial one adds those blocks alone."""
+    sel = Selection(documents, positions, qterms, counter, avail, policy, present)
+    sel.carry(carry)
+    sel.take_part()
+    sel.take_windows(windows)
+    for i in range(len(documents)):
+        sel.fill(i, sel.shares[i] - sel.breadth[i])
+    for i in sorted(range(len(documents)), key=lambda k: -sel.relevance[k]):
+        sel.fill(i, avail - sel.used)
+    return [[c[p] for p in sorted(c)] for c in sel.chosen]
+
+
+class Selection:
+    """The passages being chosen within avail tokens: per document, section position ->
+    Passage, with the tokens used and the order of choice (rank: higher goes first when
+    the prompt must shrink)."""
+
+    def __init__(self, documents: Sequence[Document], positions: list[dict[int, float]],
+                 qterms: list[str], counter: TokenCounter, avail: int,
+                 policy: PackingPolicy = POLICY,
+                 present: dict[tuple[int, int], set[int] | None] | None = None) -> None:
+        self.documents, self.positions, self.policy = documents, positions, policy
+        self.present = present or {}
+        self.qterms, self.counter, self.avail = qterms, counter, avail
+        self.chosen: list[dict[int, Passage]] = [{} for _ in documents]
+        self.used, self.rank = 0.0, 0
+        self.carried: set[tuple[int, int]] = set()  # repeated as they were: never grown
+        self.queues = [queue(d, hits, policy) for d, hits in zip(documents, positions)]
+        # A document's relevance: its three best section scores. Half the budget is split
+        # evenly (policy.doc_floor), half by relevance.
+        self.relevance = [sum(sorted(hits.values(), reverse=True)[:3]) for hits in positions]
+        n, total, floor = len(documents), sum(self.relevance), policy.doc_floor
+        self.shares = [avail * (floor / n + (1 - floor) * r / total) if total
+                       else avail / n for r in self.relevance]
+        self.breadth = [0.0] * n  # tokens each document's first windows took
+
+    def _next_rank(self) -> int:
+        self.rank += 1
+        return self.rank
+
+    def _put(self, di: int, p: int, passage: Passage) -> float:
+        had = self.chosen[di][p].cost(self.counter) if p in self.chosen[di] else 0
+        self.chosen[di][p] = passage
+        delta = passage.cost(self.counter) - had
+        self.used += delta
+        return delta
+
+    def _grown(self, di: int, p: int, blocks: set[int], room: float, rank: int
+               ) -> Passage | None:
+        """The section's best blocks in room tokens, those already chosen (and blocks, when
+        given) first; None unless it holds more blocks than before."""
+        d, section = self.documents[di], self.documents[di].sections[p]
+        current = self.chosen[di].get(p)
+        had_blocks = set(current.blocks) if current is not None else set()
+        scores = block_scores(section.blocks, self.qterms)
+        scores = [self.policy.chosen_block_score if b in had_blocks
+                  else sc if not blocks or b in blocks else -1.0
+                  for b, sc in enumerate(scores)]
+        had = current.cost(self.counter) if current is not None else 0
+        passage = Passage.partial(d, section, scores, int(room + had), self.counter, rank)
+        if passage is None or len(passage.blocks) <= len(had_blocks):
+            return None
+        return passage
+
+    def carry(self, carry: Sequence[tuple]) -> None:
+        """The carried passages (document, position[, blocks]), as they were."""
+        for di, p, *blocks in carry:
+            self.carried.add((di, p))
+            d = self.documents[di]
+            self._put(di, p, Passage(d, d.sections[p], blocks[0] if blocks else None,
+                                     self._next_rank()))
+
+    def take_part(self) -> None:
+        """A question about one part (a section with its subsections): that part whole,
+        start, middle and end, where it takes at most policy.span_share of the budget."""
+        part = part_asked_about(self.documents, self.positions)
+        if part is None:
+            return
+        di, ei = part
+        d = self.documents[di]
+        e = entries_of(d)[ei]
+        span = [Passage.whole(d, d.sections[p], 0) for p in range(e.start, e.end)]
+        if e.end - e.start <= 1 or sum(x.cost(self.counter) for x in span) > (
+                self.policy.span_share * self.avail):
+            return
+        for p, x in zip(range(e.start, e.end), span):
+            if (di, p) in self.present:  # already in the window
+                continue
+            if p not in self.chosen[di]:  # carried from the previous prompt as it was
+                self._put(di, p, Passage(x.doc, x.section, None, self._next_rank()))
+
+    def take_windows(self, windows: Sequence[Window]) -> None:
+        """Precision first: the best windows (the paragraphs that match the question best,
+        wherever their sections rank), up to policy.breadth_top of them, at least
+        window_floor of the best one's score, in breadth_share of each document's share; a
+        window too long for what is left keeps its best blocks."""
+        taken = 0
+        for di, p, first, last, _ in strong_windows(windows, self.policy):
+            if taken >= self.policy.breadth_top:
+                break
+            d = self.documents[di]
+            section = d.sections[p]
+            current = self.chosen[di].get(p)
+            if (current is not None and current.complete) or (di, p) in self.carried:
+                continue
+            blocks = set(current.blocks if current else ()) | set(range(first, last + 1))
+            if (di, p) in self.present:  # in the window: only blocks it does not show yet
+                shown = self.present[(di, p)]
+                blocks -= set(range(len(section.blocks))) if shown is None else shown
+                if not blocks:
+                    continue
+            rank = self._next_rank()
+            passage = Passage(d, section, None if len(blocks) == len(section.blocks)
+                              else tuple(sorted(blocks)), current.rank if current else rank)
+            had = current.cost(self.counter) if current else 0
+            room = min(self.policy.breadth_share * self.shares[di] - self.breadth[di],
+                       self.avail - self.used)
+            if passage.cost(self.counter) - had > room:
+                passage = self._grown(di, p, blocks, room, passage.rank)
+                if passage is None:
+                    continue
+            self.breadth[di] += self._put(di, p, passage)
+            taken += 1
+
+    def fill(self, i: int, cap: float) -> None:
+        """Document i's queue within cap tokens: hits whole (or their best blocks when they
+        do not fit, a chosen window kept), neighbours whole, then sections from the start
+        (giving up after policy.max_misses that do not fit)."""
+        spent, misses, policy = 0.0, 0, self.policy
+        d = self.documents[i]
+        for kind, p in self.queues[i]:
+            current = self.chosen[i].get(p)
+            if (i, p) in self.present or current is not None and (
+                    current.complete or kind == START or (i, p) in self.carried):
+                continue
+            room = min(cap - spent, self.avail - self.used)
+            if room <= policy.min_room or (kind == START and misses >= policy.max_misses):
+                break
+            rank = self._next_rank()
+            had = current.cost(self.counter) if current is not None else 0
+            passage = Passage.whole(d, d.sections[p], current.rank if current else rank)
+            if passage.cost(self.counter) - had > room:
+                if kind == HIT and room + had >= policy.min_partial:
+                    passage = self._grown(i, p, set(), room, passage.rank)
+                    if passage is None:
+                        continue
+                else:
+                    misses += kind == START
+                    continue
+            spent += self._put(i, p, passage)
+
+
+def queue(doc: Document, hits: dict[int, float], policy: PackingPolicy = POLICY
+          ) -> list[tuple[str, int]]:
+    """(kind, section position) in the order a document's sections are tried: hits and
+    their neighbours by score (a neighbour ranks at policy.neighbour of its hit's score: a
+    section is often continued by the next), then every section from the start."""
+    prio = dict(hits)
+    for p, sc in hits.items():
+        for q in (p + 1, p - 1):
+            if 0 <= q < len(doc.sections) and prio.get(q, 0.0) < policy.neighbour * sc:
+                prio[q] = policy.neighbour * sc
+    order = [(HIT if p in hits else NEAR, p) for p in sorted(prio, key=lambda p: (-prio[p], p))]
+    return order + [(START, p) for p in range(len(doc.sections))]
+
+
+def shrink(picked: list[list[Passage]], counter: TokenCounter, overflow: int,
+           qterms: list[str], policy: PackingPolicy = POLICY) -> bool:
+    """Free overflow tokens from the passages chosen last: cut the last one down to its
+    best blocks, or drop it; False when there is nothing left to drop."""
+    need = overflow + policy.shrink_margin
+    while need > 0:
+        candidates = [(p.rank, i, k) for i, ps in enumerate(picked) for k, p in enumerate(ps)]
+        if not candidates:
+            return False
+        _, i, k = max(candidates)
+        p = picked[i][k]
+        cost = p.cost(counter)
+        smaller = None
+        if cost - need >= policy.min_partial and len(p.section.blocks) > 1:
+            scores = block_scores(p.section.blocks, qterms)
+            if p.blocks is not None:  # keep within the blocks already chosen
+                scores = [sc if b in p.blocks else -1.0 for b, sc in enumerate(scores)]
+            smaller = Passage.partial(p.doc, p.section, scores, cost - need, counter, p.rank)
+        if smaller is not None and smaller.cost(counter) < cost:
+            picked[i][k] = smaller
+            need -= cost - smaller.cost(counter)
+        else:
+            picked[i].pop(k)
+            need -= cost + policy.passage_gap
+    return True
+
+
+def order(documents: Sequence[Document], names: Sequence[object],
+          picked: list[list[Passage]], previous: Sequence[tuple[object, int]],
+          first: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """The excerpts' order as (document position, section index): the carried passages
+    first (first), then the previous prompt's sections that are chosen again whole, in
+    their previous order; then the other whole sections in their order of choice, the best
+    first (a follow-up carries a start of this order, so what is cut off when that start
+    does not fit is what mattered least; in document order, a follow-up at 8k lost the
+    section both questions were about); then the partial ones (their blocks follow the
+    question, so they would end the shared prefix wherever they stood)."""
+    whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps if p.complete}
+    parts = sorted((i, p.section.index) for i, ps in enumerate(picked) for p in ps
+                   if not p.complete)
+    where = {name: i for i, name in enumerate(names)}
+    where.update({doc_key(d, i): i for i, d in enumerate(documents)})
+    present = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps}
+    out: list[tuple[int, int]] = [c for c in first if c in present]
+    for key, idx in previous:
+        i = where.get(key)
+        if i is not None and (i, idx) in whole and (i, idx) not in out:
+            out.append((i, idx))
+    placed = set(out)
+    rank = {(i, p.section.index): p.rank for i, ps in enumerate(picked) for p in ps}
+    first_rank = {}  # a document's excerpts stay together (one header), the best one first
+    for (i, _), r in rank.items():
+        first_rank[i] = min(r, first_rank.get(i, r))
+    chosen = sorted((c for c in whole if c not in placed),
+                    key=lambda c: (first_rank[c[0]], c[0], rank[c], c))
+    return out + chosen + [c for c in parts if c not in placed]
+
+
+def ordered(order: list[tuple[int, int]], picked: list[list[Passage]]
+            ) -> list[tuple[int, Passage]]:
+    """The chosen passages in the excerpts' order (those shrunk away are left out)."""
+    by_key = {(i, p.section.index): p for i, ps in enumerate(picked) for p in ps}
+    return [(i, by_key[(i, idx)]) for i, idx in order if (i, idx) in by_key]
+
+
+def positions(documents: Sequence[Document], scores: dict) -> list[dict[int, float]]:
+    """Scores keyed per document by section position."""
+    out = []
+    for i, d in enumerate(documents):
+        key = doc_key(d, i)
+        pos = {s.index: k for k, s in enumerate(d.sections)}
+        out.append({pos[idx]: sc for (dk, idx), sc in scores.items()
+                    if dk == key and idx in pos})
+    return out
+
+
+def to_grow(carried: Sequence[tuple[int, int, Passage]], windows: Sequence[Window],
+            policy: PackingPolicy = POLICY) -> set[tuple[int, int]]:
+    """The carried excerpts (document, section position) that a follow-up's best windows
+    for its own words (the history's would find the previous topic again) fall in, away
+    from every block they hold (a window that holds a carried block is covered by it)."""
+    partial = {(i, pos): set(p.blocks) for i, pos, p in carried if not p.complete}
+    out = set()
+    for di, pos, first, last, _ in islice(strong_windows(windows, policy), policy.breadth_top):
+        held = partial.get((di, pos))
+        if held is not None and not held & set(range(first, last + 1)):
+            out.add((di, pos))
+    return out
+
+
+def strong_windows(windows: Sequence[Window], policy: PackingPolicy = POLICY
+                   ) -> Iterator[Window]:
+    """The best windows (best first) scoring at least policy.window_floor of the best."""
+    best = windows[0][4] if windows else 0.0
+    return takewhile(lambda w: w[4] >= policy.window_floor * best, windows)
+
+
+def window_positions(documents: Sequence[Document], windows: dict) -> list[Window]:
+    """Window scores as (document, section position, first, last, score), best first."""
+    where = {doc_key(d, i): i for i, d in enumerate(documents)}
+    pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
+    out = []
+    for (key, idx, first, last), sc in windows.items():
+        i = where.get(key)
+        if i is not None and idx in pos[i]:
+            out.append((i, pos[i][idx], first, last, sc))
+    return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
+
+
+def whole_cost(documents: Sequence[Document], counter: TokenCounter, avail: int,
+               policy: PackingPolicy = POLICY) -> int | None:
+    """Tokens of every document rendered whole, or None when that clearly cannot fit."""
+    chars = sum(_chars(d) for d in documents)
+    if chars / policy.max_chars_per_token > avail:
+        return None
+    total = 0
+    for d in documents:
+        for s in d.sections:
+            total += Passage.whole(d, s).cost(counter)
+            if total > avail:
+                return None
+    return total
+
+
+_CHARS: DocumentCache[int] = DocumentCache(32, equal=False)  # 1.2 ms, 1,158 pages
+
+
+def _chars(doc: Document) -> int:
+    """Characters of a document's section text (cached)."""
+    return _CHARS.get(doc, lambda d: sum(len(b.text) for s in d.sections for b in s.blocks))
+
+
+def carried_sections(documents: Sequence[Document], names: Sequence[object],
+                     previous: Sequence[tuple[object, int]], counter: TokenCounter, cap: int
+                     ) -> list[tuple[int, int]]:
+    """The longest start of the previous prompt's sections (document, position) that fits
+    in cap tokens: carried whole and first, so the backend reuses what it read for them (a
+    follow-up is mostly about the same part); see policy.carry_sections_from."""
+    where = {name: i for i, name in enumerate(names)}
+    out, used = [], 0
+    for name, idx in previous:
+        i = where.get(name)
+        if i is None:
+            break
+        pos = next((k for k, s in enumerate(documents[i].sections) if s.index == idx), None)
+        if pos is None:
+            break
+        c = Passage.whole(documents[i], documents[i].sections[pos]).cost(counter)
+        if used + c > cap:
+            break
+        out.append((i, pos))
+        used += c
+    return out
