@@ -82,7 +82,10 @@ def _html_pair(p: Pair) -> str:
         return f"<section>{head}<p>(new section)</p></section>"
     if p.status == "removed":
         return f"<section>{head}<p>(section removed)</p></section>"
-    return f"<section>{head}<p>{to_html(shortened(p.ops)) or '(same text)'}</p></section>"
+    if not p.ops:
+        return (f"<section>{head}<p>(the other version holds this text inside a longer "
+                "section; the changes are shown with that section)</p></section>")
+    return f"<section>{head}<p>{to_html(shortened(p.ops))}</p></section>"
 
 
 @click.command("compare")

@@ -385,13 +385,15 @@ def _part(old: Document, new: Document, x: _View, y: _View, old_side: bool) -> P
 
 
 def _aligned_share(pairs: Sequence[Pair], a: list[_View], b: list[_View]) -> float:
-    """Share of both versions' text that sits in pairs at least half alike."""
+    """Share of both versions' text that sits in pairs at least half alike (a section in
+    several pairs, as a part, counted once)."""
     size_a = {v.section.index: len(v.body) + len(v.title) + 1 for v in a}
     size_b = {v.section.index: len(v.body) + len(v.title) + 1 for v in b}
     total = sum(size_a.values()) + sum(size_b.values())
-    alike = sum(size_a[p.old.index] + size_b[p.new.index] for p in pairs
-                if p.old and p.new and p.similarity >= 0.5)
-    return alike / total if total else 1.0
+    alike = [p for p in pairs if p.old and p.new and p.similarity >= 0.5]
+    kept = (sum(size_a[i] for i in {p.old.index for p in alike})
+            + sum(size_b[j] for j in {p.new.index for p in alike}))
+    return kept / total if total else 1.0
 
 
 def _overlap(a: list[_View], b: list[_View], n: int) -> float:

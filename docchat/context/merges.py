@@ -9,6 +9,7 @@ not an addition or a removal; compare() then diffs the parts together against it
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Protocol, Sequence
 
 from docchat.context.redline import normalize, words
@@ -25,9 +26,10 @@ class Viewed(Protocol):
     section: Section
 
 
-def runs(text: str, n: int = RUN) -> set[tuple[str, ...]]:
+@lru_cache(maxsize=256)  # a section holding many parts is read once, not once a part
+def runs(text: str, n: int = RUN) -> frozenset[tuple[str, ...]]:
     w = words(text)
-    return {tuple(w[k:k + n]) for k in range(max(0, len(w) - n + 1))}
+    return frozenset(tuple(w[k:k + n]) for k in range(max(0, len(w) - n + 1)))
 
 
 def contained(part: str, whole: str) -> float:

@@ -20,12 +20,17 @@ from ingest.segment import cut_words, has_cjk
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_]+|[^\w\s]|_+")
 _SPACE = re.compile(r"\s+")
+_ALNUM = re.compile(r"[^\W_]+")
 # Equal runs of at most this many words between two changes join the change.
 SHORT_EQUAL = 2
 # Words of unchanged text kept on each side of a change when a redline is shortened.
 CONTEXT_WORDS = 25
 # Past this many words on a side, difflib's autojunk heuristic keeps the word diff fast.
 AUTOJUNK_WORDS = 20_000
+# A run of paragraphs that differs with more words than this on a side is matched by
+# sentences before words (difflib's word diff grows with the square of the run).
+SENTENCE_WORDS = 400
+_SENTENCE_END = re.compile(r"(?<=[.;:!?。；！？])\s+")
 
 
 @dataclass(frozen=True)
@@ -73,22 +78,41 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
 
 def words(text: str) -> list[str]:
     """The words compared (lower case): for similarity between sections."""
+    if not has_cjk(text):
+        return _ALNUM.findall(text.lower())
     return [w.lower() for w, _, _ in tokens(text) if w[0].isalnum() or has_cjk(w)]
 
 
 def diff(old: Sequence[Paragraph], new: Sequence[Paragraph]) -> list[Op]:
     """The redline from old paragraphs to new ones."""
+    return _merge(_runs(old, new, by_sentence=False))
+
+
+def _runs(old: Sequence[Paragraph], new: Sequence[Paragraph], by_sentence: bool) -> list[Op]:
+    """Equal units kept, the rest diffed by words; a long run that differs (a text and a PDF
+    break their paragraphs elsewhere) is matched by sentences first, so no word diff is
+    ever larger than about SENTENCE_WORDS words a side."""
     a = [normalize(p.text) for p in old]
     b = [normalize(p.text) for p in new]
     ops: list[Op] = []
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
-            for p, q in zip(old[i1:i2], new[j1:j2]):
-                ops.append(Op("=", normalize(q.text), p.page, q.page))
+            ops.extend(Op("=", normalize(q.text), p.page, q.page)
+                       for p, q in zip(old[i1:i2], new[j1:j2]))
+        elif not by_sentence and _long(a[i1:i2], b[j1:j2]):
+            ops.extend(_runs(_sentences(old[i1:i2]), _sentences(new[j1:j2]), by_sentence=True))
         else:
             ops.extend(_word_diff(old[i1:i2], new[j1:j2]))
-    return _merge(ops)
+    return ops
+
+
+def _long(a: Sequence[str], b: Sequence[str]) -> bool:
+    return max(sum(len(t.split()) for t in a), sum(len(t.split()) for t in b)) > SENTENCE_WORDS
+
+
+def _sentences(paragraphs: Sequence[Paragraph]) -> list[Paragraph]:
+    return [Paragraph(t, p.page) for p in paragraphs
+            for t in _SENTENCE_END.split(normalize(p.text)) if t]
 
 
 def _joined(paragraphs: Sequence[Paragraph]) -> tuple[str, list[tuple[int, int | None]]]:

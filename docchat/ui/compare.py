@@ -50,6 +50,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "c_absent": {"en": "–", "zh": "–"},
     "c_was": {"en": "Was: {h}", "zh": "原为：{h}"},
     "c_moved_same": {"en": "Moved; the text is the same.", "zh": "已移动，文字相同。"},
+    "c_part": {"en": "The other version holds this text inside a longer section; the changes "
+                     "are shown with that section.",
+               "zh": "另一版本把这段文字放在一个更长的章节里；修改显示在那个章节中。"},
     "c_added_text": {"en": "New section:", "zh": "新增章节："},
     "c_removed_text": {"en": "Removed section:", "zh": "删除的章节："},
     "unchanged": {"en": "unchanged", "zh": "未变"}, "changed": {"en": "changed", "zh": "修改"},
@@ -126,6 +129,9 @@ def pair_body(p: Pair, old, new, side_by_side: bool) -> None:
     if not p.ops:
         if p.status == "moved":
             st.caption(q("c_moved_same"))
+            return
+        if p.old and p.new:  # one version holds it inside another section (merges.parts)
+            st.caption(q("c_part"))
             return
         doc, s, key = (new, p.new, "c_added_text") if p.new else (old, p.old, "c_removed_text")
         st.caption(q(key))
