@@ -192,7 +192,8 @@ class StreamingBackend:
                     if stats.first_token_at is None:
                         stats.first_token_at = time.perf_counter()
                     if loops is not None and self._loops(loops, piece, stats):
-                        head = piece[: stats.repetition_at - (len(loops.text) - len(piece))]
+                        before = len(loops.text) - len(piece)  # text streamed so far
+                        head = piece[: max(0, stats.repetition_at - before)]
                         if head:
                             yield head  # the part of this piece before the loop
                         break

@@ -73,6 +73,15 @@ def test_the_stream_yields_nothing_after_a_loop_inside_one_piece(monkeypatch):
     assert request.stats.finish_reason == "repetition"
     assert text == PROSE + LOOP and request.stats.repetition_at == len(text)
 
+    def loop_begun_before(request, prepared):  # the cut lies in a piece already streamed
+        yield PROSE + LOOP + LOOP
+        yield LOOP * 6 + "The end. " * 40
+
+    monkeypatch.setattr(backend, "_pieces", loop_begun_before)
+    request = ask()
+    text = "".join(backend.stream(request))
+    assert text == PROSE + LOOP + LOOP and request.stats.repetition_at == len(PROSE + LOOP)
+
 
 def test_a_stream_without_a_loop_is_untouched_and_the_policy_can_be_turned_off():
     # A passage said twice is repetition real text has (a heading restated), not a loop.
