@@ -4,8 +4,9 @@ Ingest cuts a document where it sees headings, and a small edit can change what 
 "8. Limitation" renumbered "9." breaks the numbering, so the "9. Accepting Warranty" below
 it is no longer taken for a heading and the two sections become one; a text and a PDF of
 the same document are cut differently too. A section left unaligned whose words sit
-(almost) whole inside the section next to its aligned neighbour is a part of that section,
-not an addition or a removal; compare() then diffs the parts together against it.
+(almost) whole inside the section aligned with its nearest aligned neighbour (before or
+after it) is a part of that section, not an addition or a removal; compare() then diffs
+the parts together against it.
 """
 from __future__ import annotations
 
@@ -55,9 +56,11 @@ def _parts_of(side: Sequence[Viewed], other: Sequence[Viewed], aligned: set[int]
     for k, v in enumerate(side):
         if k in aligned or not (v.body or v.title):
             continue
-        for near in (k - 1, k + 1):
-            # a run of parts: the neighbour may itself be a part of the same section
-            into = partner.get(near, out.get(near))
+        # the nearest aligned section (or part) before it and the nearest aligned one after
+        before = next((partner.get(n, out.get(n)) for n in range(k - 1, -1, -1)
+                       if n in partner or n in out), None)
+        after = next((partner[n] for n in range(k + 1, len(side)) if n in partner), None)
+        for into in (before, after):
             if into is not None and _part_of(v, other[into]):
                 out[k] = into
                 break
