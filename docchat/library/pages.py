@@ -69,7 +69,7 @@ def locate(haystack: str, needle: str) -> tuple[int, int] | None:
         return None
     at = hay.find(pin)
     if at >= 0:
-        return where[at], where[at + len(pin) - 1] + 1
+        return where[at], _past_punctuation(haystack, where[at + len(pin) - 1] + 1)
     if len(pin) < 60:
         return None
     head, tail = hay.find(pin[:24]), -1
@@ -77,7 +77,14 @@ def locate(haystack: str, needle: str) -> tuple[int, int] | None:
         tail = hay.find(pin[-24:], head)
     if head < 0 or tail < 0 or tail - head > 2 * len(pin):
         return None
-    return where[head], where[tail + 23] + 1
+    return where[head], _past_punctuation(haystack, where[tail + 23] + 1)
+
+
+def _past_punctuation(text: str, end: int) -> int:
+    """end moved over the marks that close the passage ("." "**." ")."), up to a space."""
+    while end < len(text) and not text[end].isspace() and not text[end].isalnum():
+        end += 1
+    return end
 
 
 def render(path: Path, number: int, passage: str | None, *, page_text: str = "",

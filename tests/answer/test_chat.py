@@ -224,3 +224,42 @@ def test_previous_sections_come_from_the_last_answer():
              T("assistant", "error", {"sections": [[7, 9]]}), T("user")]
     assert previous_sections(turns) == [(7, 1), (7, 2)]
     assert previous_sections([T("user")]) is None
+
+
+def test_the_statement_checks_are_saved_with_the_answer(db_path):
+    from docchat.answer.chat import mark_finder
+    from docchat.library.uploads import ingest_upload
+
+    store = SessionStore.open(db_path)
+    doc = ingest_upload(store, "notes.md", b"# Notes\n\nThe lid is **blue**.\n",
+                        db_path.parent / "uploads", 5).document
+    sid = store.create_session()
+    store.add_turn(sid, "user", "What colour is the lid?")
+    turn = store.add_turn(sid, "assistant", "", status="streaming")
+    g = Generation(sid, turn, "What colour is the lid?")
+    reply = "The lid is blue. It was made on the Moon in 1850."
+
+    def make(cancel, on_queue):
+        return ask([doc], g.question, EchoBackend(reply=reply), preset="raw", cancel=cancel,
+                   on_queue=on_queue)
+
+    Generations().start(g, make, lambda: SessionStore.open(db_path), marks=mark_finder([doc]))
+    assert g.join(10)
+    checks = store.turns(sid)[-1].metrics["checks"]
+    assert [s["status"] for s in checks["statements"]] == ["supported", "not_found"]
+    assert checks["supported"] == 1 and checks["total"] == 2
+    assert checks["statements"][0]["document"] == "notes.md"
+
+
+def test_a_failing_checker_still_saves_the_answer(db_path, caplog):
+    def broken(text, packed):
+        raise ValueError("checker bug")
+
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "q")
+    Generations().start(g, factory(EchoBackend(reply="fine")), lambda: SessionStore.open(db_path),
+                        marks=broken)
+    assert g.join(10)
+    saved = store.turns(sid)[-1]
+    assert saved.status == "done" and saved.content == "fine" and "checks" not in saved.metrics
+    assert "checker bug" in caplog.text

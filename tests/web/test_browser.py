@@ -447,3 +447,90 @@ def test_evidence_and_progress_first_and_stop_while_reading_frees_the_queue(brow
         follow["prompt_tokens"], "follow_up_reused": follow["prompt_reused"],
         "follow_up_ttft_ms": follow["model"]["ttft_ms"],
     }
+
+
+def shown_marks(answer) -> dict[int, str]:
+    """Each marked statement's number and status (a statement over lines has a mark each)."""
+    return {int(m.get_attribute("data-n")): m.get_attribute("data-status")
+            for m in answer.locator(".dc-statement").all()}
+
+
+def test_statement_marks_survive_a_reload_and_a_page_link_highlights_the_sentence(browser,
+                                                                                  server):
+    import io
+
+    import pypdfium2 as pdfium
+    from PIL import Image
+
+    page, _ = open_page(browser, server.url)
+    upload(page)
+    limit_answers(page, 40)
+    sid = session_of(page)
+    ask(page, "What is the default port?")
+    wait_answer(page, 2)
+    answer = page.locator(MESSAGE).nth(1)
+    counted = re.compile(r"\d+ of \d+ statements found in the documents")
+    answer.get_by_text(counted).wait_for(timeout=30_000)
+    marks = answer.locator(".dc-statement")
+    marks.first.wait_for(timeout=30_000)  # the answer's HTML can come after its captions
+    statuses = shown_marks(answer)
+    checks = json.loads(server.turns(sid)[-1][3])["checks"]["statements"]
+    assert statuses == {n: s["status"] for n, s in enumerate(checks) if s["status"] != "exempt"}
+    for m in marks.all():  # each mark says what it means on hover
+        assert m.get_attribute("title")
+    page.screenshot(path=ARTIFACTS / "browser-marks.png", full_page=True)
+
+    # The evidence's page link: the page reloads with ?view=, the page opens in a dialog.
+    evidence = answer.get_by_text("Passages that match your question")
+    link = answer.locator("a.dc-evidence-page").first
+    if not link.is_visible():
+        evidence.click()
+    href = link.get_attribute("href")
+    link.click()
+    dialog = page.get_by_role("dialog")
+    dialog.locator("img").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    assert "view=" not in page.url and f"session={sid}" in page.url
+    # Still marked after the reload (the marks come from SQLite).
+    again = page.locator(MESSAGE).nth(1)
+    again.locator(".dc-statement").first.wait_for(timeout=30_000)
+    assert shown_marks(again) == statuses
+    assert again.get_by_text(counted).count() == 1
+    page.screenshot(path=ARTIFACTS / "browser-page-view.png")
+    highlight = dialog.locator(".dc-highlight")
+    assert highlight.get_attribute("data-exact") == "true", href
+    boxes = json.loads(highlight.get_attribute("data-boxes"))
+    number = int(highlight.get_attribute("data-page"))
+    sentence = dialog.locator("mark.dc-passage").inner_text()
+    # The image the browser shows: yellow at the centre of every character of the sentence
+    # (PDFium's own boxes, computed here), and not yellow at a character outside it.
+    src = dialog.locator("img").first.get_attribute("src")
+    image = Image.open(io.BytesIO(httpx.get(httpx.URL(server.url).join(src), timeout=10)
+                                  .content)).convert("RGB")
+    width, height = map(int, highlight.get_attribute("data-size").split(","))
+    assert image.size == (width, height)
+    pdf = pdfium.PdfDocument(str(PDF))
+    pdf_page = pdf[number - 1]
+    text = pdf_page.get_textpage()
+    words = sentence.rstrip(".").split()
+    found = text.search(" ".join(words[:4]), match_case=True).get_next()
+    assert found is not None, sentence
+    top_pt = pdf_page.get_size()[1]
+    scale = width / pdf_page.get_size()[0]
+
+    def colour_at(i: int) -> tuple[int, int, int]:
+        left, bottom, right, top = text.get_charbox(i)
+        return image.getpixel((int((left + right) / 2 * scale),
+                               int((top_pt - (top + bottom) / 2) * scale)))
+
+    def yellow(rgb) -> bool:  # the highlight tints both paper and ink: blue well below red
+        r, g, b = rgb
+        return r - b > 60 and g - b > 40
+
+    lit = [i for i in range(found[0], found[0] + found[1])
+           if text.get_text_range(i, 1).strip()]
+    inside = [colour_at(i) for i in lit]
+    assert all(map(yellow, inside)), (inside, boxes)
+    for x0, y0, _x1, y1 in boxes:
+        assert yellow(image.getpixel((x0 + 2, (y0 + y1) // 2)))  # the box's own edge
+    assert not yellow(image.getpixel((width - 5, height - 5)))  # the page's corner

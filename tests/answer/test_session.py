@@ -1,0 +1,98 @@
+"""Starting answers in a chat session: options, budget, warm-up, and what page links open."""
+from __future__ import annotations
+
+from docchat.answer import session
+from docchat.answer.chat import Generations
+from docchat.backends.echo import EchoBackend
+from docchat.library.store import SessionStore
+from ingest.document import Document, Page
+
+
+class Warmable(EchoBackend):
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.sent = []
+
+    def prefetch(self, messages) -> None:
+        self.sent.append(messages)
+
+
+def guide(doc_id=1, kind="pdf") -> Document:
+    return Document(path="g.pdf", sha256="g", name="g.pdf", kind=kind, id=doc_id, sections=[],
+                    pages=[Page(1, "Preface.", "i"),
+                           Page(2, "Install it. The default port is 8731. Keep it closed.", "1")])
+
+
+def test_options_choose_the_budget_as_qa_does():
+    from docchat.answer.qa import choose_budget
+
+    options = session.AskOptions(preset="raw", overrides={"max_new_tokens": 40},
+                                 ttft_target=2.0)
+    backend = EchoBackend()
+    backend.prefill_rate = lambda: 100.0
+    assert options.max_new_tokens() == 40
+    assert options.budget(backend) == choose_budget(backend, 40, 2.0, False)
+    assert session.AskOptions(whole_window=True).budget(backend).prompt_budget is None
+
+
+def test_the_prefix_is_sent_once_per_session_and_documents(tiny_docs=None):
+    from pathlib import Path
+
+    from ingest import load_document
+
+    doc = load_document(str(Path(__file__).parents[1] / "data" / "app" / "guide.pdf"))
+    doc.id = 3
+    backend, done = Warmable(), set()
+    options = session.AskOptions()
+    assert session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
+    assert not session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
+    assert not session.warm(object(), session_id="t", documents=[doc], options=options,
+                            done=done)  # no prefetch: nothing to do
+    (messages,) = backend.sent
+    assert [m.role for m in messages] == ["system"]
+    assert not session.is_remote(backend)
+
+
+def test_start_answer_saves_both_turns_and_answers_in_the_background(tmp_path):
+    db = str(tmp_path / "s.db")
+    store = SessionStore.open(db)
+    sid = store.create_session()
+    running = Generations()
+    g = session.start_answer(store=store, running=running, session_id=sid, question="Port?",
+                             documents=[guide(None)], backend=EchoBackend(reply="8731."),
+                             options=session.AskOptions(preset="raw"), db_path=db,
+                             asked_at=0.0, owner="tab")
+    assert g.join(10) and g.owner == "tab"
+    user, answer = store.turns(sid)
+    assert (user.content, answer.content, answer.status) == ("Port?", "8731.", "done")
+
+
+class T:
+    def __init__(self, id, metrics):
+        self.id, self.metrics = id, metrics
+
+
+def test_page_links_name_a_statement_or_an_evidence_sentence():
+    checks = {"statements": [{"status": "supported", "doc_id": 1, "page": 2, "span": [12, 37],
+                              "support": "The default port is 8731."}]}
+    evidence = [{"doc_id": 1, "sentences": [{"text": "Keep it closed.", "page": "1",
+                                             "number": 2}]}]
+    turns = [T(5, {"checks": checks, "evidence": evidence})]
+    docs = [guide()]
+    target = session.page_target(turns, docs, "t5s0")
+    assert (target.page, target.passage, target.span) == (2, "The default port is 8731.",
+                                                          (12, 37))
+    target = session.page_target(turns, docs, "t5e0.0")
+    assert (target.page, target.passage, target.span) == (2, "Keep it closed.", None)
+    for gone in ("t5s1", "t6s0", "t5e1.0", "nonsense", ""):
+        assert session.page_target(turns, docs, gone) is None
+    assert session.page_target(turns, [guide(doc_id=9)], "t5s0") is None  # removed document
+
+
+def test_a_text_document_link_finds_the_page_holding_the_passage():
+    notes = Document(path="n.md", sha256="n", name="n.md", kind="markdown", id=1, sections=[],
+                     pages=[Page(1, "# Notes"), Page(2, "The lid is **blue**.")])
+    checks = {"statements": [{"doc_id": 1, "page": None, "span": None,
+                              "support": "The lid is blue."}]}
+    target = session.page_target([T(1, {"checks": checks})], [notes], "t1s0")
+    assert target.page == 2 and target.passage == "The lid is blue."

@@ -1,0 +1,73 @@
+"""Statement marks in an answer: escaped text, marks and links only where Markdown shows
+them, the count line in both languages, and the export's lines."""
+from __future__ import annotations
+
+import re
+
+from docchat.context.claims import Statement, of
+from docchat.ui import marks
+
+
+def st(text: str, answer: str, status: str, **kw) -> Statement:
+    start = answer.index(text)
+    return Statement(text, start, start + len(text), status, **kw)
+
+
+def marked(answer: str, *statements: Statement) -> str:
+    return marks.answer_html(answer, of(list(statements)), session_id="abc", turn_id=4,
+                             lang="en")
+
+
+def test_marks_wrap_the_escaped_text_and_link_the_page():
+    answer = "Port <b>8731</b> is the default. Built on the Moon."
+    out = marked(answer, st("Port <b>8731</b> is the default.", answer, "supported",
+                            document="g.pdf", page=2, label="1"),
+                 st("Built on the Moon.", answer, "not_found"))
+    assert "<b>" not in out and "&lt;b&gt;8731&lt;/b&gt;" in out
+    assert re.search(r'data-status="supported"[^>]*>Port &lt;b&gt;8731&lt;/b&gt; is the '
+                     r'default\.</span> <sup class="dc-page" data-citation=""><a href="\?session'
+                     r'=abc&amp;view=t4s0" target="_self" data-view="t4s0">p\. 1</a></sup>', out)
+    assert 'data-status="not_found" data-n="1" title="Not found in the documents" ' \
+           'style="opacity:0.5">Built on the Moon.</span>' in out
+
+
+def test_list_markers_stay_outside_and_code_is_never_marked():
+    answer = "Steps:\n\n- Run `frob install` now.\n\n```\nThe lid is blue.\n```\n"
+    out = marked(answer, st("Run `frob install` now.", answer, "supported", document="g",
+                            label="2"),
+                 st("The lid is blue.", answer, "supported", document="g", label="2"))
+    assert "\n- <span " in out  # still a list item
+    assert "<span" not in out.split("```")[1]  # the code block shows as written
+    assert out.count('class="dc-statement"') == 1
+
+
+def test_a_citation_nothing_supports_is_flagged_and_a_wrong_one_corrected():
+    answer = "It is 5 years [p. 3]. It is 7 years [p. 3]."
+    out = marked(answer, st("It is 5 years [p. 3].", answer, "not_found", cited=["3"],
+                            citation="wrong"),
+                 st("It is 7 years [p. 3].", answer, "supported", document="g", label="2",
+                    cited=["3"], citation="wrong"))
+    assert 'data-citation="wrong" title="The cited page does not say this">⚠</sup>' in out
+    assert "<s title=\"The model cited p. 3, which does not say this\">p. 3</s> → <a " in out
+
+
+def test_count_line_legend_and_export():
+    answer = "A is 1. B is 2. C is 3. Hello!"
+    check = of([st("A is 1.", answer, "supported", document="g.pdf", label="iv"),
+                st("B is 2.", answer, "partly", document="g.pdf", label="v"),
+                st("C is 3.", answer, "not_found"), st("Hello!", answer, "exempt")])
+    assert marks.summary_line(check, "en") == \
+        "1 of 3 statements found in the documents (1 more in part)"
+    assert marks.summary_line(check, "zh") == "3 句中有 1 句在文档中找到（另有 1 句部分找到）"
+    assert marks.mostly_unfound(check) and not marks.mostly_unfound(None)
+    assert marks.export_lines(check) == [
+        "_1 of 3 statements found in the documents (1 more in part)._", "",
+        "- found (g.pdf, p. iv): A is 1.", "- found in part (g.pdf, p. v): B is 2.",
+        "- not found: C is 3.", ""]
+
+
+def test_check_of_reads_the_saved_dict_and_ignores_turns_without_one():
+    answer = "A is 1."
+    saved = of([st("A is 1.", answer, "supported", document="g", label="1")]).to_dict()
+    assert marks.check_of({"checks": saved}).supported == 1
+    assert marks.check_of({}) is None and marks.check_of({"checks": {"statements": []}}) is None
