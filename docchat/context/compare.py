@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from docchat.context.merges import contained, parts
+from docchat.context.merges import contained, dice, parts, shared_runs
 from docchat.context.redline import Op, Paragraph, diff, normalize, words
 from ingest.document import Document, Section
 
@@ -210,7 +210,8 @@ def compare(old: Document, new: Document, policy: ComparePolicy = POLICY) -> Com
     pairs.sort(key=lambda t: t[0])
     done = [p for _, p in pairs]
     aligned = _aligned_share(done, a, b)
-    overlap = _overlap(a, b, policy.shingle) if aligned < policy.different_below else 1.0
+    overlap = (shared_runs(" ".join(v.body for v in a), " ".join(v.body for v in b),
+                           policy.shingle) if aligned < policy.different_below else 1.0)
     return Comparison(old.name, new.name, tuple(done), aligned, overlap,
                       time.perf_counter() - started, old.id, new.id)
 
@@ -248,10 +249,6 @@ def _unique(views: list[_View], used: set[int], key: str) -> dict[str, int]:
     seen = Bag(getattr(v, key) for i, v in enumerate(views) if i not in used)
     return {getattr(v, key): i for i, v in enumerate(views)
             if i not in used and getattr(v, key) and seen[getattr(v, key)] == 1}
-
-
-def dice(x: set[str], y: set[str]) -> float:
-    return 2 * len(x & y) / (len(x) + len(y)) if x or y else 1.0
 
 
 def _by_content(a: list[_View], b: list[_View], match: dict[int, int], used: set[int],
@@ -395,12 +392,3 @@ def _aligned_share(pairs: Sequence[Pair], a: list[_View], b: list[_View]) -> flo
             + sum(size_b[j] for j in {p.new.index for p in alike}))
     return kept / total if total else 1.0
 
-
-def _overlap(a: list[_View], b: list[_View], n: int) -> float:
-    """Share of the shorter version's n-word runs that the other version has too."""
-    def runs(views: list[_View]) -> set[tuple[str, ...]]:
-        w = words(" ".join(v.body for v in views))
-        return {tuple(w[k:k + n]) for k in range(max(0, len(w) - n + 1))}
-
-    x, y = runs(a), runs(b)
-    return len(x & y) / min(len(x), len(y)) if x and y else float(x == y)

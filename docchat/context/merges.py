@@ -33,6 +33,17 @@ def runs(text: str, n: int = RUN) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(w[k:k + n]) for k in range(max(0, len(w) - n + 1)))
 
 
+def dice(x: set[str], y: set[str]) -> float:
+    """Words in common: 2|x & y| / (|x| + |y|)."""
+    return 2 * len(x & y) / (len(x) + len(y)) if x or y else 1.0
+
+
+def shared_runs(a: str, b: str, n: int) -> float:
+    """Share of the shorter text's n-word runs that the other has too."""
+    x, y = runs(a, n), runs(b, n)
+    return len(x & y) / min(len(x), len(y)) if x and y else float(x == y)
+
+
 def contained(part: str, whole: str) -> float:
     """Share of part's 3-word runs that whole has too (1.0 for a part with none)."""
     mine = runs(part)
