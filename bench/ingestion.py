@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 
 # How `python -m bench all` runs this script (bench/README.md, "Running every bench").
-BENCH = {"quick": ["--repeat", "2"], "full": [], "timeout_s": 300, "order": 10}
+BENCH = {"quick": ["--repeat", "1"], "full": [], "timeout_s": 300, "order": 10}
 
 
 def default_files() -> list[Path]:

@@ -33,7 +33,7 @@ from docchat.answer.presets import get_preset
 from docchat.backends import GenerationRequest, Message, get_backend
 
 # How `python -m bench all` runs this script (bench/README.md, "Running every bench").
-BENCH = {"quick": ["--tokens", "60", "--schedule-tokens", "24", "--long-pieces", "80"],
+BENCH = {"quick": ["--tokens", "60", "--schedule-tokens", "16", "--long-pieces", "60"],
          "full": [], "env": {"DOCCHAT_N_THREADS": "1"}, "timeout_s": 360, "order": 50}
 PROMPT = (
     "Write a few short paragraphs about how rivers shape the land. Use full sentences, "

@@ -104,7 +104,7 @@ def packing_rows(f: dict) -> list[Row]:
     big = f.get("pack_ms_1000_pages")
     if big:
         warm = big["warm_median_ms"]
-        rows.append(row(f"packing time, {big['document']} ({big['pages']} pages) stored, warm "
+        rows.append(row(f"packing time, {big['document']} ({big['pages']:,} pages) stored, warm "
                         f"median at " + " / ".join(f"{int(b) // 1000}k" for b in warm),
                         " / ".join(f"{v:g} ms" for v in warm.values()), "–", "–",
                         f"< 200 ms: {met(max(warm.values()) < 200)}"))
