@@ -463,3 +463,24 @@ def test_chatglm_cache_that_does_not_match_is_dropped_with_the_same_logits():
     backend.reset()
     backend._read(ids, len(ids) - 1, ask(other), lambda: False)
     assert torch.allclose(warm, backend._forward(ids[-1:]), atol=1e-5)
+
+
+def test_follow_up_keeps_the_answer_as_generated_where_the_template_respells_it(tiny):
+    """A byte-level BPE model that answered in single-character tokens: the next prompt
+    spells the answer in merged tokens, yet the follow-up reuses the prompt and the answer."""
+    model, _, templated = tiny
+    first = [Message("system", "Be brief."), Message("user", "Tell a story.")]
+    probe = HFBackend(model=model, tokenizer=templated, probe_tokens=0)
+    prompt_1 = probe.prompt_ids(first)[0].tolist()
+    script = [templated.convert_tokens_to_ids("Ġ" if c == " " else c) for c in STORY]
+    backend = HFBackend(model=Scripted(model, len(prompt_1), script), tokenizer=templated,
+                        probe_tokens=0, prefill_chunk=16)
+    answer = "".join(backend.stream(ask(first, max_new_tokens=120)))
+    assert answer == STORY
+    follow = first + [Message("assistant", answer), Message("user", "Again.")]
+    respelled = backend.prompt_ids(follow)[0].tolist()
+    assert respelled[len(prompt_1):len(prompt_1) + len(script)] != script  # merged tokens
+    request = ask(follow, max_new_tokens=3)
+    list(backend.stream(request))
+    assert request.stats.prompt_reused == len(prompt_1) + len(script)
+    assert backend._cache_ids[:request.stats.prompt_reused] == prompt_1 + script
