@@ -103,10 +103,13 @@ def mutations(text: str, other_names: list[str]) -> dict[str, str]:
         elif _ZH_AUX.search(text):
             out["negation"] = _ZH_AUX.sub(lambda a: "不" + a.group(1), text, count=1)
     elif facts.negated(text):
-        out["negation"] = re.sub(r"\b(?:not|no|never)\s+|n't\b", "", text, count=1)
+        out["negation"] = re.sub(r"\b(?:not|no|never)\s+|n't\b|\bwithout\b", lambda m: "with"
+                                 if m.group(0) == "without" else "", text, count=1)
     elif _AUX.search(text):
         out["negation"] = _AUX.sub(lambda a: a.group(1) + " not ", text, count=1)
-    return out
+    if re.search(r"\bnot only\b", out.get("negation", "")):  # "not only" negates nothing
+        del out["negation"]
+    return {k: v for k, v in out.items() if v != text}
 
 
 def evidence_pages(doc, evidence: str) -> set:
@@ -128,14 +131,15 @@ def shown_hit(evidence: list[str], sentences: list[str]) -> bool:
 
 
 def check_item(item, docs, budget: int, counter, store, out: dict) -> None:
-    """Statements (a), changed statements (b) and evidence (d) of one question."""
+    """Statements (a), changed statements (b) and evidence (d) of one question (the outline
+    kind's evidence strings are headings: no statements, no sentences to show)."""
     packed = pack(docs, item.question, counter, history=item.history,
                   search=store.searcher([d.id for d in docs]), max_new_tokens=512,
                   context_window=budget + 512, store=store)
     sources = sources_for(packed, docs)
     flat = squash(packed.text)
     names = sorted({n for s in sources for n in facts.names(s.text)})
-    for e in item.evidence:
+    for e in item.evidence if item.kind != "outline" else ():
         if len(e.split()) < MIN_WORDS and cjk_ratio(e) < 0.3 or squash(e) not in flat:
             continue
         doc = next((d for d in docs if squash(e) in squash(d.text)), docs[0])

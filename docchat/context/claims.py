@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from docchat.context import facts
-from docchat.context.retrieval import doc_key, index_terms, translate_terms
+from docchat.context.retrieval import STOPWORDS, doc_key, index_terms, translate_terms
 from ingest.document import Document
 from ingest.segment import cjk_ratio
 
@@ -135,7 +135,7 @@ def sources_for(context, documents: Sequence[Document]) -> list[Source]:
         blocks = section.blocks if kept is None else [section.blocks[k] for k in kept
                                                       if 0 <= k < len(section.blocks)]
         for block in blocks:
-            if block.kind != "heading" and block.text.strip():
+            if block.text.strip():
                 out += _block_sources(doc, key, block)
     return out
 
@@ -310,6 +310,8 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
     nums = set().union(*(w[0] for w in window))
     text = " ".join(w[1] for w in window)
     missing = facts.missing_numbers(set(claim.numbers), nums)
+    # A number only a neighbouring sentence has: at most partly (it may be another figure).
+    aside = not missing and facts.missing_numbers(set(claim.numbers), p.facts_of(m.core)[0])
     status = SUPPORTED if m.score >= SUPPORTED_AT else PARTLY if m.score >= PARTLY_AT \
         else NOT_FOUND
     reason = None
@@ -317,7 +319,7 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
     absent = [n for n in sorted(claim.names) if not _has_word(text, n)]
     if missing:
         status, reason = NOT_FOUND, f"{', '.join(missing)} not in the passage"
-    elif status != NOT_FOUND and claim.negated != p.facts_of(core)[2]:
+    elif status != NOT_FOUND and facts.opposite(claim.text, p.text(core, core), _words):
         status = NOT_FOUND
         reason = "the passage says the opposite" if claim.negated else "the passage negates it"
     elif absent:
@@ -331,9 +333,18 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
             status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
         elif (others or rare) and status == SUPPORTED:
             status, reason = PARTLY, f"{', '.join(absent)} not in the passage"
+    if aside and status == SUPPORTED:
+        status, reason = PARTLY, f"{', '.join(aside)} is in the next sentence"
     if status == NOT_FOUND and reason is None and m.score > 0:
         reason = "not found in the documents"
     return _Match(m.lo, m.hi, m.score, m.core, reason, status)
+
+
+def _words(text: str) -> list[str]:
+    return [t for t in index_terms(text) if t not in _STOP_TERMS]
+
+
+_STOP_TERMS = frozenset(index_terms(" ".join(STOPWORDS)))
 
 
 def _has_word(text: str, word: str) -> bool:

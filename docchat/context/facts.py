@@ -202,16 +202,38 @@ def is_month(name: str) -> bool:
 
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['’]t\b"
-    r"|不|没有|没|无需|无须|无法|无|不得|未|非|别|勿|禁止|莫", re.IGNORECASE)
+    r"|不|没有|没|无需|无须|无法|无|不得|未|非|勿|禁止|切勿", re.IGNORECASE)
 # Words that contain a negation cue but do not negate: "not only", 不同 (different), 无论.
 _NOT_NEGATION = re.compile(
     r"\bnot only\b|\bno doubt\b|\bnonetheless\b|\bnevertheless\b|不同|不过|不仅|不断|不少|不久"
-    r"|不但|无论|并非只|未来|非常|非得|无线|除非|莫过于", re.IGNORECASE)
+    r"|不但|不管|不论|不错|不妨|不禁|无论|并非只|未来|未必|非常|非得|无线|除非|是非",
+    re.IGNORECASE)
 
 
 def negated(text: str) -> bool:
     """Whether text says something is not so ("does not require", 不得, 无需)."""
     return _NEGATION.search(_NOT_NEGATION.sub(" ", text)) is not None
+
+
+_CLAUSE = re.compile(r"[，,；;：:]|\s(?:but|while|whereas|although|though)\s|但是?|而且?|然而")
+
+
+def opposite(claim_text: str, support: str, words) -> bool:
+    """Whether a clause of the claim says the opposite of the support's clause that matches it
+    best ("does not require" against "must", 无需 against 必须): the claim's clauses with two
+    or more words, each against the support's clause holding most of them. words: text ->
+    its index terms."""
+    theirs = [(set(words(c)), negated(c)) for c in _CLAUSE.split(support) if c and c.strip()]
+    for clause in _CLAUSE.split(claim_text):
+        if not clause or not clause.strip():
+            continue
+        mine = set(words(clause))
+        if len(mine) < 2 or not theirs:
+            continue
+        best = max(theirs, key=lambda t: len(t[0] & mine))
+        if len(best[0] & mine) * 2 >= len(mine) and best[1] != negated(clause):
+            return True
+    return False
 
 
 # Sentences that state no fact about the documents.

@@ -135,6 +135,7 @@ def test_sources_for_locates_blocks_in_their_pages():
     context = SimpleNamespace(passages=[(4, 0, None)], sections=[(4, 0)])
     sources = sources_for(context, [doc])
     assert [(s.page, s.label, s.text, s.offset) for s in sources] == [
+        (1, "i", "Intro", 0),  # the heading the prompt shows
         (1, "i", "We measured less than a", 6), (2, "2", "1% increase in runtime.", 0)]
     # A sentence cut at the page break is still found whole (its number is on page 2), and
     # linked to the page holding most of its words, with that page's part highlighted.
