@@ -79,7 +79,7 @@ def test_summarize_an_attached_document_then_ask_about_it():
 
 
 def test_progress_in_the_panel_and_stop():
-    SCRIPT.update(reply=" ".join(["word"] * 200), delay=0.03)
+    SCRIPT.update(reply=" ".join(f"word{i}" for i in range(200)), delay=0.03)
     at = uploaded()
     sid = at.query_params["session"]
     summarize_button(at).click().run()

@@ -82,7 +82,8 @@ def start_upload_run(at: AppTest, *files) -> AppTest:
 
 
 def test_run_over_three_documents_with_a_bad_one_then_rerun_skips_and_zip(downloads):
-    SCRIPT.update(delay=0.03, reply="## Overview\nA licence [p. 1]. " + " ".join(["word"] * 30))
+    SCRIPT.update(delay=0.03, reply="## Overview\nA licence [p. 1]. "
+                  + " ".join(f"word{i}" for i in range(30)))
     at = start_upload_run(page(), BSD, BAD, APACHE)
     job = jobs().list()[0]
     seen = []
@@ -204,7 +205,7 @@ def test_the_page_and_the_chat_share_one_backend():
 def test_a_run_waiting_behind_a_chat_answer_shows_its_place_in_the_queue():
     from docchat.backends import GenerationRequest, Message
 
-    SCRIPT.update(reply=" ".join(["word"] * 100), delay=0.02)
+    SCRIPT.update(reply=" ".join(f"word{i}" for i in range(100)), delay=0.02)
     at = page()
     shared = Scripted.last  # the one backend the page loaded
     chat = threading.Thread(target=lambda: "".join(shared.stream(GenerationRequest(
