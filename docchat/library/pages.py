@@ -34,6 +34,8 @@ class PageImage:
     boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # left, top, right, bottom
     exact: bool = False  # boxes are the passage's own characters (False: approximate or none)
     found: bool = False  # the passage was located on the page at all
+    focus: tuple[int, int, int, int] | None = None  # the part of the page around the boxes
+    focus_png: bytes | None = None  # that part alone, shown first (the whole page scrolls)
 
 
 def document_file(doc: Document, uploads_dir: Path | None = None) -> Path | None:
@@ -105,8 +107,10 @@ def render(path: Path, number: int, passage: str | None, *, page_text: str = "",
             rects = _band(page_text, passage, width_pt, height_pt)
         image = page.render(scale=scale, rotation=0).to_pil().convert("RGBA")
         boxes = [_pixels(r, height_pt, scale) for r in rects]
-        png = _draw(image, boxes)
-        return PageImage(png, image.width, image.height, boxes, exact, bool(rects))
+        drawn = _draw(image, boxes)
+        focus = _focus(boxes, image.width, image.height)
+        return PageImage(_png(drawn), image.width, image.height, boxes, exact, bool(rects),
+                         focus, _png(drawn.crop(focus)) if focus else None)
     finally:
         pdf.close()
 
@@ -154,16 +158,31 @@ def _pixels(rect, height_pt: float, scale: float) -> tuple[int, int, int, int]:
             int(round((right + PAD) * scale)), int(round((height_pt - bottom + PAD) * scale)))
 
 
-def _draw(image, boxes) -> bytes:
+def _draw(image, boxes):
     from PIL import Image, ImageDraw
 
     overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(overlay)
     for box in boxes:
         draw.rectangle(box, fill=HIGHLIGHT)
+    return Image.alpha_composite(image, overlay).convert("RGB")
+
+
+def _png(image) -> bytes:
     out = io.BytesIO()
-    Image.alpha_composite(image, overlay).convert("RGB").save(out, format="PNG")
+    image.save(out, format="PNG")
     return out.getvalue()
+
+
+def _focus(boxes, width: int, height: int, share: float = 0.15):
+    """The page's full width from a little above the first box to a little below the last
+    (``share`` of the page's height each side), or None without boxes."""
+    if not boxes:
+        return None
+    pad = int(share * height)
+    top = max(0, min(b[1] for b in boxes) - pad)
+    bottom = min(height, max(b[3] for b in boxes) + pad)
+    return (0, top, width, bottom)
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "pv_no_file": {"en": "The original file is no longer in the data folder: the page's text "
                          "is shown instead.",
                    "zh": "数据目录中已没有原文件：改为显示该页文字。"},
+    "pv_whole": {"en": "The whole page", "zh": "整页"},
     "pv_text": {"en": "The passage in its context", "zh": "该段落及其上下文"},
     "pv_missing": {"en": "That page link no longer matches an answer of this session.",
                    "zh": "该页面链接已不对应本会话中的回答。"},

@@ -57,12 +57,18 @@ def show_page(target: PageTarget, uploads_dir) -> None:
             note = "pv_exact" if image.exact else ("pv_approx" if image.found
                                                    else "pv_not_on_page")
             st.caption(q(note))
-            st.image(image.png, use_container_width=True)
+            if image.focus_png is not None:  # the highlight in view first, then the page
+                st.image(image.focus_png, use_container_width=True)
+                with st.expander(q("pv_whole")):
+                    st.image(image.png, use_container_width=True)
+            else:
+                st.image(image.png, use_container_width=True)
             # Where the highlight is, for anyone (and the browser test) to check.
+            focus = ",".join(map(str, image.focus or (0, 0, image.width, image.height)))
             st.markdown(f'<div class="dc-highlight" data-page="{page.number}" '
-                        f'data-size="{image.width},{image.height}" data-exact='
-                        f'"{str(image.exact).lower()}" data-boxes="{json.dumps(image.boxes)}">'
-                        f'</div>', unsafe_allow_html=True)
+                        f'data-size="{image.width},{image.height}" data-focus="{focus}" '
+                        f'data-exact="{str(image.exact).lower()}" '
+                        f'data-boxes="{json.dumps(image.boxes)}"></div>', unsafe_allow_html=True)
     shown = pages.in_context(page.text, target.passage, target.span)
     st.markdown(f"**{q('pv_text')}**")
     st.markdown(f'<div class="dc-context" style="white-space:pre-wrap">'

@@ -48,6 +48,10 @@ def test_the_sentence_is_highlighted_at_its_characters():
     keep = text.get_charbox(start + count + 2)  # "Keep", the next sentence: outside
     assert keep[0] * 1.6 > x1
     assert yellow_share(view.png, view.boxes[0]) > 0.5
+    fx0, fy0, fx1, fy1 = view.focus  # shown first: the highlight with some page around it
+    assert fy0 < y0 and y1 < fy1 and (fx0, fx1) == (0, view.width) and fy1 - fy0 < view.height
+    focus = Image.open(io.BytesIO(view.focus_png))
+    assert focus.size == (fx1 - fx0, fy1 - fy0)
 
 
 def test_a_scanned_page_gets_an_approximate_band():
