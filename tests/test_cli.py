@@ -137,3 +137,72 @@ def test_ask_bad_history_file_is_usage_error(tmp_path, data_dir):
     r = run("ask", data_dir / "headers.pdf", "-q", "Hi", "--backend", "echo",
             "--history", hist, "--db", tmp_path / "t.db")
     assert r.exit_code == 2 and "--history" in r.output
+
+
+STATEMENT_KEYS = {"text", "status", "document", "page", "label", "span", "score"}
+
+
+def test_verify_text_file_json_and_table(tmp_path):
+    doc = tmp_path / "lease.txt"
+    doc.write_text("Lease terms\n\nThe tenant must pay the rent within 30 days of the invoice. "
+                   "The landlord repairs the heating within 5 working days.\n", encoding="utf-8")
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The tenant must pay the rent within 30 days of the invoice. The landlord "
+                      "repairs the heating within 9 working days. I hope this helps.",
+                      encoding="utf-8")
+    args = ("verify", doc, "-q", "When is the rent due?", "--answer-file", answer,
+            "--db", tmp_path / "t.db")
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.output
+    out = lines_json(r.output)[-1]
+    assert (out["supported"], out["total"]) == (1, 2)
+    assert all(STATEMENT_KEYS <= set(s) for s in out["statements"])
+    assert [s["status"] for s in out["statements"]] == ["supported", "not_found", "exempt"]
+    first = out["statements"][0]
+    assert first["document"] == "lease.txt" and first["page"] is None and first["label"] is None
+    text = doc.read_text(encoding="utf-8")
+    assert text[first["span"][0]:first["span"][1]].startswith("The tenant must pay")
+    table = run(*args)
+    assert table.exit_code == 0 and "1 of 2 statements found in the documents" in table.output
+    assert "9 not in the passage" in table.output
+
+
+def test_verify_pdf_gives_page_and_flags_wrong_citation(tmp_path, data_dir):
+    answer = tmp_path / "answer.md"
+    answer.write_text("- Bold math symbols may be achieved using the bm package and the \\bm{#1} "
+                      "command it supplies [p. 1].\n- Bold math symbols need the Zorblat "
+                      "package.\n", encoding="utf-8")
+    r = run("verify", data_dir / "apssamp.pdf", "-q", "How do I typeset bold math symbols?",
+            "--answer-file", answer, "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    first, second = lines_json(r.output)[-1]["statements"]
+    assert first["status"] == "supported" and (first["page"], first["label"]) == (3, "3")
+    assert first["cited"] == ["1"] and first["citation"] == "wrong"
+    assert second["status"] == "not_found" and "zorblat" in second["reason"]
+
+
+def test_verify_empty_answer(tmp_path, data_dir):
+    answer = tmp_path / "empty.txt"
+    answer.write_text("", encoding="utf-8")
+    r = run("verify", data_dir / "linn.txt", "-q", "How many tracks?", "--answer-file", answer,
+            "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0
+    assert lines_json(r.output)[-1] == {"statements": [], "supported": 0, "total": 0,
+                                        "partly": 0, "tokens": lines_json(r.output)[-1]["tokens"]}
+
+
+def test_ask_json_checks_and_pack_json_evidence(tmp_path, data_dir):
+    r = run("ask", data_dir / "linn.txt", "-q", "How many tracks does each sequence contain?",
+            "--backend", "echo", "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    checks = lines_json(r.output)[-1]["checks"]
+    assert set(checks) >= {"statements", "supported", "total"}
+    assert all(STATEMENT_KEYS <= set(s) for s in checks["statements"])
+    r = run("pack", data_dir / "apssamp.pdf", "-q", "How do I typeset bold math symbols?",
+            "--backend", "echo", "--budget", "3000", "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    evidence = lines_json(r.output)[-1]["evidence"]
+    assert evidence and all({"text", "document", "page", "label"} <= set(e) for e in evidence)
+    assert evidence[0]["text"].startswith("Bold math symbols may be achieved")
+    assert (evidence[0]["document"], evidence[0]["page"], evidence[0]["label"]) == (
+        "apssamp.pdf", 3, "3")

@@ -22,6 +22,10 @@ _ABBREV = re.compile(
     r"pp?|dr|mr|mrs|ms|prof|inc|ltd|jr|sr|st|resp|ref|refs|art|para)|(?<![\w.])[A-Z])\.$",
     re.IGNORECASE)
 SHORT_LINE = 0.6  # of the longest line: a shorter line ends its sentence (passages only)
+# A line that cannot end a sentence: it stops on a function word, a comma or a hyphen.
+_GOES_ON = re.compile(r"(?:\b(?:a|an|the|of|to|in|on|at|for|from|by|with|than|and|or|as|is|"
+                      r"are|was|were|be|that|which|into|per|its|their|our)|[,\-–])\s*$",
+                      re.IGNORECASE)
 # A list item's marker at the start of a line: "- ", "* ", "1. ", "2) ", "•".
 BULLET = re.compile(r"[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)、]|[(（]\d{1,3}[)）])[ \t]+")
 
@@ -55,15 +59,18 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
 
 def _short_line_ends(text: str) -> list[int]:
     """Line breaks after a line much shorter than the text's wrapped lines (a table row, a
-    caption, a heading inside a block): they end a sentence; wrapped prose lines do not."""
+    caption, a heading inside a block) and before one that does not go on in lower case:
+    they end a sentence; wrapped prose lines do not."""
     rows = text.split("\n")
     width = max(len(r.rstrip()) for r in rows)
     if width < 30:
         return []
     out, at = [], 0
-    for r in rows[:-1]:
+    for r, after in zip(rows, rows[1:]):
         at += len(r) + 1
-        if len(r.rstrip()) < SHORT_LINE * width:
+        nxt = after.lstrip()[:1]
+        if (len(r.rstrip()) < SHORT_LINE * width and not (nxt.islower() and nxt.isascii())
+                and not _GOES_ON.search(r)):
             out.append(at - 1)
     return out
 

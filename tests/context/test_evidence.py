@@ -84,3 +84,49 @@ def test_cross_language_question_finds_translated_terms():
     zh.language = "zh"
     found = find_evidence([zh], [(5, 0)], "Which port does the server use?")
     assert found and "端口" in found[0].sentences[0].text
+
+
+def paper(blocks: list[tuple[str, str, int]], heading: str = "Results") -> Document:
+    """A PDF-like document: one section of (kind, text, page) blocks on 12 pages."""
+    pages = [Page(n, f"page {n}") for n in range(1, 13)]
+    sec = Section(0, (heading,), 1, blocks[0][2], blocks[-1][2], "prose",
+                  tuple(Block(kind, text, page) for kind, text, page in blocks))
+    return Document(path="p.pdf", sha256="y", name="p.pdf", kind="pdf", pages=pages,
+                    sections=[sec], id=9)
+
+
+def shown(doc: Document, question: str) -> list:
+    return [s for e in find_evidence([doc], [(9, 0)], question) for s in e.sentences]
+
+
+def test_sentences_not_cut_at_line_or_page_breaks():
+    doc = paper([("prose", "Tracing has a cost. We measured less than a\n1% increase in runtime "
+                           "for the tracing monitor", 9),
+                 ("prose", "on the SunSpider benchmarks.", 10)])
+    first = shown(doc, "How much does tracing increase runtime?")[0]
+    assert first.text == ("We measured less than a 1% increase in runtime for the tracing "
+                          "monitor on the SunSpider benchmarks.")
+    assert (first.page, first.number) == ("9", 9)
+    assert split_sentences("less than a\n1% increase.") == ["less than a\n1% increase."]
+
+
+def test_boilerplate_ranks_down():
+    doc = paper([("prose", "The U.S. Government is authorized to reproduce and distribute "
+                           "reprints of this tracing paper notwithstanding any copyright "
+                           "notation. Keywords: tracing JIT, loops, reach, speedups.", 1),
+                 ("prose", "Our tracing JIT reaches speedups on loops.", 2)])
+    assert shown(doc, "What does the tracing JIT reach on loops, and tracing speedups?")[
+        0].text == "Our tracing JIT reaches speedups on loops."
+    # Asked about the notice itself, it is not held down.
+    assert "copyright" in shown(doc, "Who may reproduce reprints despite the copyright?")[0].text
+
+
+def test_how_much_question_prefers_a_sentence_with_a_number_and_best_comes_first():
+    doc = paper([("prose", "The authors measure speedups on benchmark programs with a "
+                           "profiler. They measured speedups of 10x on certain benchmark "
+                           "programs.", 3)])
+    first = shown(doc, "What speedups did the authors measure on benchmark programs?")[0]
+    assert first.text == "They measured speedups of 10x on certain benchmark programs."
+    # Not a how-much question: the sentence with more of its words comes first.
+    assert shown(doc, "Do the authors measure speedups on benchmark programs?")[0].text == (
+        "The authors measure speedups on benchmark programs with a profiler.")
