@@ -225,9 +225,9 @@ class LlamaCppBackend(StreamingBackend):
     def probe(self, n: int = PROBE_TOKENS) -> float | None:
         """Seed prefill_rate() by reading n prompt tokens from a cold cache the way a prompt
         is read (_read: batches sized to BATCH_SECONDS, prompt threads chosen by speed),
-        after an untimed few to page the weights in. A prompt of realistic length read in
-        one Llama.eval promised too much: 351 tok/s from 64 tokens, where the first
-        question read at 195 (issue 21); the position cost beyond n is RateMeter's span."""
+        after an untimed few to page the weights in. 64 tokens in one Llama.eval promised
+        too much: 351 tok/s, where the first question's 3,332 tokens read at 195 (301 at the
+        start-of-prompt rate; issue 21). The position cost beyond n is RateMeter's span."""
         n = max(MIN_BATCH, min(n, self.context_window // 2))
         tokens = self.llama.tokenize((PROBE_TEXT * (n // 16 + 2)).encode(), add_bos=True)[:n]
         self.llama.reset()
