@@ -111,9 +111,9 @@ def show(c: Comparison, old, new) -> None:
         return
     side = st.radio(q("c_view"), ["inline", "side"], key="c_view", horizontal=True,
                     format_func=lambda v: q("c_inline" if v == "inline" else "c_side"))
-    for k, p in enumerate(c.changed):
+    for p in c.changed:
         label = f"{q(p.status)} · {p.heading} · {q('c_pages', old=pages(p.old), new=pages(p.new))}"
-        with st.expander(escape_text(label), expanded=k == 0 and len(c.changed) <= 3):
+        with st.expander(escape_text(label)):  # opened one by one: a list to scan first
             pair_body(p, old, new, side == "side")
     unchanged = [p for p in c.pairs if p.status == "unchanged"]
     if unchanged:

@@ -68,8 +68,9 @@ def test_compare_open_a_change_and_ask_about_it(server):
         wait_idle(page, 120)
         assert page.get_by_text("3 unchanged sections").count() == 1
 
-        change.click()  # open the change: the redline shows what went and what came
         deleted = page.locator("del", has_text="30").first
+        assert not deleted.is_visible()  # changes start closed, a list to scan
+        change.click()  # open the change: the redline shows what went and what came
         deleted.wait_for(timeout=10_000)
         assert page.locator("ins", has_text="60").first.is_visible()
         page.screenshot(path=ARTIFACTS / "browser-compare-redline.png", full_page=True)
