@@ -27,10 +27,10 @@ _RULE = re.compile(r"[\s=\-_*~#]+")  # a heading's underline, a rule: layout, no
 # Number forms stripped from a heading to compare titles: "3.2", "A.1", "IV.", "Section 4",
 # "第三章", "一、".
 _NUMBER = re.compile(
-    r"^\s*(?:(?:section|article|chapter|part|appendix|annex|clause|schedule|§)\s*"
-    r"[\dIVXLCivxlc]+(?:\.\d+)*[.:]?|\d+(?:\.\d+)*\.?(?=\s|$)|[A-Z](?:\.\d+)+\.?|[IVXLC]+\.(?=\s)"
-    r"|第[一二三四五六七八九十百千零〇\d]+[章节条款部编]|[一二三四五六七八九十]+、)\s*",
-    re.IGNORECASE)
+    r"^\s*(?:(?i:section|article|chapter|part|appendix|annex|clause|schedule|§)\s*"
+    r"(?:\d+|[IVXLC]+|[ivxlc]+)\b(?:\.\d+)*[.:]?|\d+(?:\.\d+)*\.?(?=\s|$)"
+    r"|[A-Z](?:\.\d+)+\.?|[IVXLC]+\.(?=\s)"
+    r"|第[一二三四五六七八九十百千零〇\d]+[章节条款部编]|[一二三四五六七八九十]+、)\s*")
 
 
 @dataclass(frozen=True)

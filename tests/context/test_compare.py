@@ -71,6 +71,8 @@ def test_number_words_of_a_heading_are_not_a_change():
     assert title_key("3.2 Version") == "version" == title_key("Section 4.2: Version")
     assert title_key("第三章 总则") == "总则" == title_key("一、总则")
     assert title_key("A Note") == "a note"  # a leading article is not a number
+    assert title_key("Part Civil Procedure") == "part civil procedure"  # "Civ" is no numeral
+    assert title_key("Part IV Remedies") == "remedies"
 
 
 def test_redline_folds_short_equal_runs_and_keeps_pages():
