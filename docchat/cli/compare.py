@@ -17,6 +17,10 @@ DIFFERENT = ("These look like different documents: only {share:.0%} of their tex
              "versions of one document; --json lists every pair anyway.")
 
 
+PART = ("(the other version holds this text inside a longer section; the changes are shown "
+        "with that section)")
+
+
 def pages(pair_side) -> str:
     if pair_side is None:
         return "–"
@@ -46,6 +50,8 @@ def text_report(c: Comparison) -> str:
             lines.append(f"          was: {p.old.heading}")
         if p.ops:
             lines.append("    " + to_text(shortened(p.ops)).replace("\n", "\n    "))
+        elif p.old and p.new and p.status == "changed":
+            lines.append("    " + PART)
     return "\n".join(lines)
 
 
@@ -83,8 +89,7 @@ def _html_pair(p: Pair) -> str:
     if p.status == "removed":
         return f"<section>{head}<p>(section removed)</p></section>"
     if not p.ops:
-        return (f"<section>{head}<p>(the other version holds this text inside a longer "
-                "section; the changes are shown with that section)</p></section>")
+        return f"<section>{head}<p>{e(PART)}</p></section>"
     return f"<section>{head}<p>{to_html(shortened(p.ops))}</p></section>"
 
 
