@@ -50,6 +50,7 @@ class Source:
     label: str | None  # printed page label used in citations ("iv", "12"); None if no pages
     text: str  # the passage text
     offset: int = 0  # where text starts in that page's full text (for highlighting)
+    kind: str = "prose"  # the block's kind: each line of "code" and "table" stands alone
 
 
 @dataclass(frozen=True)
@@ -164,12 +165,12 @@ def _block_sources(doc: Document, key, block) -> list[Source]:
             at = page.text.find("\n".join(lines[:k]))
         part = "\n".join(lines[:k]) if at >= 0 else rest
         out.append(Source(key, doc.name, page.number if paged else None, label, part,
-                          max(at, 0)))
+                          max(at, 0), block.kind))
         rest = "\n".join(lines[k:]) if at >= 0 else ""
         number += 1
     if not out:
         out.append(Source(key, doc.name, block.page if paged else None,
-                          str(block.page) if paged else None, block.text, 0))
+                          str(block.page) if paged else None, block.text, 0, block.kind))
     return out
 
 
@@ -184,7 +185,7 @@ class _Passages:
         self.terms: list[set[str]] = []
         self.postings: dict[str, list[int]] = defaultdict(list)
         for i, s in enumerate(self.sources):
-            for a, b in facts.sentence_spans(s.text):
+            for a, b in facts.sentence_spans(s.text, lines=s.kind in ("code", "table")):
                 k = len(self.spans)
                 self.spans.append((i, a, b))
                 words = set(index_terms(s.text[a:b]))

@@ -235,7 +235,8 @@ _ENDS = (".", "!", "?", ":", "。", "！", "？", "：", "；", ";", "”", "\""
 
 def _units(section: Section) -> list[tuple[str, int]]:
     """The section's text blocks (no headings) as (text, page), a prose block that stops
-    mid-sentence joined with the next one (a sentence cut by a page or column break)."""
+    mid-sentence joined with the next one (a sentence cut by a page or column break), each
+    line of code and tables apart."""
     out: list[tuple[str, int]] = []
     joinable = False
     for block in section.blocks:
@@ -243,6 +244,10 @@ def _units(section: Section) -> list[tuple[str, int]]:
             joinable = False
             continue
         text = block.text.strip()
+        if block.kind in ("code", "table"):  # each line is a unit: a command, a row
+            out += [(line.strip(), block.page) for line in text.split("\n") if line.strip()]
+            joinable = False
+            continue
         if joinable and (text[0].islower() or text[0].isdigit()):
             out[-1] = (out[-1][0] + " " + text, out[-1][1])
         else:

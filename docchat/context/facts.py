@@ -26,6 +26,8 @@ SHORT_LINE = 0.6  # of the longest line: a shorter line ends its sentence (passa
 _GOES_ON = re.compile(r"(?:\b(?:a|an|the|of|to|in|on|at|for|from|by|with|than|and|or|as|is|"
                       r"are|was|were|be|that|which|into|per|its|their|our)|[,\-–])\s*$",
                       re.IGNORECASE)
+_CONTINUES = re.compile(r"\s*(?:and|or|but|of|to|in|on|at|for|from|by|with|than|as|that|which|"
+                        r"the|a|an|is|are|was|were|be|it|its|their|whose|where|when|while)\b")
 # A list item's marker at the start of a line: "- ", "* ", "1. ", "2) ", "•".
 BULLET = re.compile(r"[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)、]|[(（]\d{1,3}[)）])[ \t]+")
 
@@ -59,8 +61,9 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
 
 def _short_line_ends(text: str) -> list[int]:
     """Line breaks after a line much shorter than the text's wrapped lines (a table row, a
-    caption, a heading inside a block) and before one that does not go on in lower case:
-    they end a sentence; wrapped prose lines do not."""
+    caption, a command and its comment) end a sentence, unless the line stops on a function
+    word or the next one starts with one ("the bm package\nand the \\bm{#1} command");
+    wrapped prose lines do not."""
     rows = text.split("\n")
     width = max(len(r.rstrip()) for r in rows)
     if width < 30:
@@ -68,9 +71,8 @@ def _short_line_ends(text: str) -> list[int]:
     out, at = [], 0
     for r, after in zip(rows, rows[1:]):
         at += len(r) + 1
-        nxt = after.lstrip()[:1]
-        if (len(r.rstrip()) < SHORT_LINE * width and not (nxt.islower() and nxt.isascii())
-                and not _GOES_ON.search(r)):
+        if (len(r.rstrip()) < SHORT_LINE * width and not _GOES_ON.search(r)
+                and not _CONTINUES.match(after)):
             out.append(at - 1)
     return out
 
