@@ -5,13 +5,17 @@ The passage comes from the page's cleaned text (what the model read), which is n
 byte PDFium's text layer (lines joined, hyphens, ligatures, form fields put back in order):
 it is found in the text layer by its letters and digits alone, and PDFium's rectangles for
 those characters (one per line run: FPDFText_CountRects/GetRect) are the highlight. Pages read
-by OCR have no text layer (and the ingest keeps no word boxes): there, the highlight is a band
-at the passage's place in the page's text, and the view says it is approximate.
+by OCR have no text layer and the ingest keeps no word boxes: the page is read again by
+tesseract for its word boxes (TSV, at the ingest's resolution, so its words are the stored
+text's), and where the passage is not found among them, the highlight is a band at its place
+in the page's text, and the view says it is approximate.
 """
 from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +37,7 @@ class PageImage:
     height: int
     boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # left, top, right, bottom
     exact: bool = False  # boxes are the passage's own characters (False: approximate or none)
+    method: str = ""  # "text" (PDFium's characters), "ocr" (tesseract's words), "band", ""
     found: bool = False  # the passage was located on the page at all
     focus: tuple[int, int, int, int] | None = None  # the part of the page around the boxes
     focus_png: bytes | None = None  # that part alone, shown first (the whole page scrolls)
@@ -90,29 +95,82 @@ def _past_punctuation(text: str, end: int) -> int:
 
 
 def render(path: Path, number: int, passage: str | None, *, page_text: str = "",
-           ocr: bool = False, password: str | None = None, scale: float = SCALE) -> PageImage:
+           ocr: bool = False, language: str | None = None, password: str | None = None,
+           scale: float = SCALE) -> PageImage:
     """Page ``number`` (1-based) of the PDF at path as a PNG with ``passage`` highlighted.
-    ``page_text`` (the stored, cleaned text) places the approximate band on an OCR page."""
+    On an OCR page (``ocr``), tesseract's word boxes (``language`` "en", "zh" or None);
+    ``page_text`` (the stored, cleaned text) places the approximate band where they fail."""
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(str(path), password=password)
     try:
         page = pdf[number - 1]
         width_pt, height_pt = page.get_size()
-        rects, exact = [], False
-        if passage and not ocr:
-            rects = _text_rects(page, passage)
-            exact = bool(rects)
+        rects, method = [], ""
+        if passage:
+            rects = _ocr_rects(page, passage, language) if ocr else _text_rects(page, passage)
+            method = ("ocr" if ocr else "text") if rects else ""
         if passage and not rects:
             rects = _band(page_text, passage, width_pt, height_pt)
+            method = "band" if rects else ""
         image = page.render(scale=scale, rotation=0).to_pil().convert("RGBA")
         boxes = [_pixels(r, height_pt, scale) for r in rects]
         drawn = _draw(image, boxes)
         focus = _focus(boxes, image.width, image.height)
-        return PageImage(_png(drawn), image.width, image.height, boxes, exact, bool(rects),
-                         focus, _png(drawn.crop(focus)) if focus else None)
+        return PageImage(_png(drawn), image.width, image.height, boxes,
+                         exact=method in ("text", "ocr"), method=method, found=bool(rects),
+                         focus=focus, focus_png=_png(drawn.crop(focus)) if focus else None)
     finally:
         pdf.close()
+
+
+def _ocr_rects(page, passage: str, language: str | None) -> list:
+    """Rectangles (points) over the words of passage that tesseract reads on the page image,
+    one per line; [] where tesseract is missing, fails or does not read the passage there."""
+    from ingest import ocr
+
+    image = ocr.render_pgm(page)
+    scale = int(image.split(b"\n", 2)[1].split()[0]) / page.get_size()[0]  # PGM width / pt
+    have_zh = "chi_sim" in ocr.languages()
+    lang = "chi_sim+eng" if language == "zh" and have_zh else (
+        "eng+chi_sim" if language is None and have_zh else "eng")
+    try:
+        out = subprocess.run(["tesseract", "stdin", "stdout", "-l", lang, "--psm", "3", "tsv"],
+                             input=image, capture_output=True, timeout=ocr.PAGE_TIMEOUT_S,
+                             env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    words = _tsv_words(out.stdout.decode("utf-8", errors="replace"))
+    joined, starts = "", []
+    for w in words:
+        starts.append(len(joined))
+        joined += w[0] + " "
+    span = locate(joined, passage)
+    if span is None:
+        return []
+    lines: dict = {}
+    for w, at in zip(words, starts):
+        if at < span[1] and at + len(w[0]) > span[0]:
+            x0, y0, x1, y1 = w[2]
+            box = lines.setdefault(w[1], [x0, y0, x1, y1])
+            box[:] = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
+    height = page.get_size()[1]
+    return [(x0 / scale, height - y1 / scale, x1 / scale, height - y0 / scale)
+            for x0, y0, x1, y1 in lines.values()]
+
+
+def _tsv_words(tsv: str) -> list[tuple[str, tuple, tuple[int, int, int, int]]]:
+    """(text, line key, pixel box) of each word in tesseract's TSV output."""
+    out = []
+    for row in tsv.splitlines()[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+            continue
+        left, top, width, height = map(int, cols[6:10])
+        out.append((cols[11].strip(), tuple(cols[1:5]), (left, top, left + width, top + height)))
+    return out
 
 
 def _text_rects(page, passage: str) -> list[tuple[float, float, float, float]]:

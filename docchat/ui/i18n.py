@@ -115,9 +115,12 @@ STRINGS: dict[str, dict[str, str]] = {
     "pv_title": {"en": "{doc} · p. {page}", "zh": "{doc} · 第 {page} 页"},
     "pv_exact": {"en": "Highlighted: the supporting sentence, at its characters on the page.",
                  "zh": "高亮处：页面上支持该句的原文。"},
-    "pv_approx": {"en": "This page was read by OCR: the highlight is approximate (the band "
-                        "where the passage is in the page's text).",
-                  "zh": "此页由 OCR 识别：高亮位置为近似（该段在页面文字中的大致位置）。"},
+    "pv_ocr": {"en": "This page was read by OCR: highlighted at the words tesseract reads "
+                     "there; check the scan.",
+               "zh": "此页由 OCR 识别：高亮处为 tesseract 识别出的词，请核对原扫描件。"},
+    "pv_approx": {"en": "The highlight is approximate (the band where the passage is in the "
+                        "page's text): the passage's words were not found on the image.",
+                  "zh": "高亮位置为近似（该段在页面文字中的大致位置）：图像上未找到该段的词。"},
     "pv_not_on_page": {"en": "The passage could not be placed on the page image; it is "
                              "highlighted in the page's text below.",
                        "zh": "无法在页面图像上定位该段落；已在下方的页面文字中高亮。"},

@@ -17,10 +17,12 @@ logger = logging.getLogger(__name__)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def rendered(path: str, number: int, passage: str, page_text: str, ocr: bool):
+def rendered(path: str, number: int, passage: str, page_text: str, ocr: bool,
+             language: str | None):
     """A page image with the passage highlighted (cached: a page is opened again and again
-    while a conversation goes on)."""
-    return pages.render(path, number, passage, page_text=page_text, ocr=ocr)
+    while a conversation goes on; an OCR page is read again for its word boxes)."""
+    return pages.render(path, number, passage, page_text=page_text, ocr=ocr,
+                        language=language)
 
 
 def open_view(turns: list, docs: list, uploads_dir) -> None:
@@ -48,14 +50,15 @@ def show_page(target: PageTarget, uploads_dir) -> None:
         image = None
         if path is not None:
             try:
-                image = rendered(str(path), page.number, target.passage, page.text, page.ocr)
+                image = rendered(str(path), page.number, target.passage, page.text, page.ocr,
+                                 doc.language)
             except Exception:  # an encrypted or damaged file: the text view still works
                 logger.exception("rendering %s p. %s failed", doc.name, page.number)
         if image is None:
             st.caption(q("pv_no_file"))
         else:
-            note = "pv_exact" if image.exact else ("pv_approx" if image.found
-                                                   else "pv_not_on_page")
+            note = {"text": "pv_exact", "ocr": "pv_ocr", "band": "pv_approx"}.get(
+                image.method, "pv_not_on_page")
             st.caption(q(note))
             if image.focus_png is not None:  # the highlight in view first, then the page
                 st.image(image.focus_png, use_container_width=True)

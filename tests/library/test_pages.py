@@ -54,17 +54,23 @@ def test_the_sentence_is_highlighted_at_its_characters():
     assert focus.size == (fx1 - fx0, fy1 - fy0)
 
 
-def test_a_scanned_page_gets_an_approximate_band():
+def test_a_scanned_page_is_highlighted_at_tesseracts_words_or_a_band():
     from ingest import load_document
 
     doc = load_document(str(DATA / "linn.pdf"))
     page = doc.pages[0]
     assert page.ocr
-    sentence = page.text[len(page.text) // 2:][:80]
-    view = render(DATA / "linn.pdf", 1, sentence, page_text=page.text, ocr=True)
-    assert view.found and not view.exact and len(view.boxes) == 1
-    x0, y0, x1, y1 = view.boxes[0]
-    assert 0.3 * view.height < y0 < 0.7 * view.height  # about halfway down, as in the text
+    middle = page.text[len(page.text) // 2:]
+    sentence = middle[middle.index(" ") + 1:][:80].rsplit(" ", 1)[0]  # whole words
+    view = render(DATA / "linn.pdf", 1, sentence, page_text=page.text, ocr=True, language="en")
+    assert view.found and view.exact and view.method == "ocr"
+    assert 1 <= len(view.boxes) <= 4  # one box per line the words are on
+    assert all(0.2 * view.height < y0 < 0.8 * view.height for _, y0, _, _ in view.boxes)
+    assert all(x1 - x0 < view.width for x0, _, x1, _ in view.boxes)
+    # Words the scan does not have: a band where the passage is in the stored text.
+    text = page.text[:200] + " zqxj wvkp " + page.text[200:]
+    band = render(DATA / "linn.pdf", 1, "zqxj wvkp", page_text=text, ocr=True)
+    assert band.method == "band" and not band.exact and len(band.boxes) == 1
 
 
 def test_a_passage_missing_from_the_page_is_not_highlighted():
