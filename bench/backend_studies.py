@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -31,32 +32,34 @@ def load_average() -> list[float]:
 
 
 def _raw_decode(backend: LlamaCppBackend, prompt: list[int], n: int, threads: int) -> float:
-    """Raw llama-cpp-python: Llama.generate with `threads` threads, tokens/s after the first."""
+    """Raw llama-cpp-python, as the default bench's raw path: create_completion(stream=True)
+    with `threads` threads; tokens/s after the first piece."""
     llama = backend.llama
     llama._ctx.set_n_threads(threads, threads)
     backend._threads_set = None  # docchat sets its own threads again next time
     llama.reset()
-    steps = llama.generate(prompt, temp=0.0, top_p=1.0, min_p=0.0, repeat_penalty=1.0)
-    next(steps)
-    start = time.perf_counter()
-    for _ in range(n):
-        next(steps)
-    took = time.perf_counter() - start
-    steps.close()
-    return n / took
+    chunks = llama.create_completion(prompt, max_tokens=n, temperature=0.0,
+                                     repeat_penalty=1.0, stream=True)
+    first, count = None, 0
+    for chunk in chunks:
+        if chunk["choices"][0]["text"]:
+            count += 1
+            first = first or time.perf_counter()
+    end = time.perf_counter()
+    return (count - 1) / (end - first) if first and end > first else 0.0
 
 
 def _ours_decode(backend: LlamaCppBackend, messages: list[Message], n: int) -> tuple[float, int]:
     """docchat's stream: (tokens/s after the first piece, decode threads it ended on)."""
     backend.llama.reset()
     request = GenerationRequest(messages=messages, max_new_tokens=n)
-    first = end = None
+    first, count = None, 0
     for _ in backend.stream(request):
-        if first is None:
-            first = time.perf_counter()
+        count += 1
+        first = first or time.perf_counter()
     end = time.perf_counter()
-    tokens = request.stats.completion_tokens
-    return (tokens - 1) / (end - first) if first and end > first else 0.0, backend.decode_threads
+    # Pieces, as the raw path counts its chunks (a piece is a token, or a finished character).
+    return (count - 1) / (end - first) if first and end > first else 0.0, backend.decode_threads
 
 
 def study_threads(args, busy_factory) -> dict:
@@ -81,6 +84,9 @@ def study_threads(args, busy_factory) -> dict:
                 runs["raw 1 thread"].append(_raw_decode(backend, prompt, args.new_tokens, 1))
                 runs[f"raw {cores} threads"].append(
                     _raw_decode(backend, prompt, args.new_tokens, cores))
+                print(f"{load}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
+                      + f" tok/s (ours on {threads} threads; load avg {load_average()})",
+                      file=sys.stderr, flush=True)
             best_raw = max(statistics.median(v) for k, v in runs.items() if k != "ours")
             rows.append({"load": load, "load_average": load_average(),
                          "decode_tok_s": {k: round(statistics.median(v), 1)
