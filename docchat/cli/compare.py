@@ -7,9 +7,12 @@ from pathlib import Path
 
 import click
 
+from docchat.config import Settings
 from docchat.context.compare import Comparison, Pair, compare
 from docchat.context.redline import shortened, to_html, to_text
-from docchat.errors import DocchatError
+from docchat.errors import DocchatError, DocumentError
+from docchat.library.documents import ingest_path
+from docchat.library.store import SessionStore
 
 SAME = "No differences: the two documents have the same sections and the same text."
 DIFFERENT = ("These look like different documents: only {share:.0%} of their text aligned "
@@ -109,12 +112,10 @@ def compare_command(old, new, as_json, html_out, db, password) -> None:
     Renumbered and moved sections still match. Each pair is unchanged, changed (with the
     inserted and deleted text), moved, added or removed, with its pages in both versions.
     """
-    from docchat.cli import _documents_for, _open_store, _settings
-
-    settings = _settings(db)
+    settings = Settings.from_env(db_path=db)
     try:
-        store = _open_store(settings)
-        old_doc, new_doc = _documents_for([old, new], settings, store, password)
+        store = SessionStore.open(settings.db)
+        old_doc, new_doc = (_read(store, path, settings, password) for path in (old, new))
         result = compare(old_doc, new_doc)
     except DocchatError as e:
         raise click.ClickException(str(e)) from None
@@ -124,6 +125,16 @@ def compare_command(old, new, as_json, html_out, db, password) -> None:
         click.echo(json.dumps(schema(result), ensure_ascii=False))
     else:
         click.echo(text_report(result))
+
+
+def _read(store: SessionStore, path: Path, settings: Settings, password: str | None):
+    """The stored document with these bytes, or the file ingested now; DocumentError (the
+    usual message: encrypted, empty, unsupported) when it cannot be read."""
+    r = ingest_path(store, path, password=password, max_mb=settings.max_file_mb,
+                    ocr_max_pages=settings.ocr_max_pages, processes=settings.ingest_processes)
+    if r.error:
+        raise DocumentError(r.error)
+    return r.document
 
 
 def schema(c: Comparison) -> dict:
