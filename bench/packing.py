@@ -344,7 +344,7 @@ APP_WINDOW = 8192  # the llama.cpp backend's default context window (Settings.n_
 
 
 def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = True,
-                 previous: bool = True):
+                 previous: bool | str = True):
     """docchat's pack at this budget. A follow-up is packed as the app packs it (previous:
     True): each user turn of the history is packed in turn, the first at this budget, each
     later one with the history before it and the previous turn's passages as
@@ -359,6 +359,8 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
     if not dense:
         kwargs["embedder"] = None
     users = [k for k, m in enumerate(item.history) if m.role == "user"]
+    if previous == "append":
+        return append_pack(docs, item, budget, counter, kwargs, users)
     if previous and users and "previous_passages" in PACK_PARAMS:
         from docchat.answer.qa import Budget, followup_budget
         base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
@@ -381,6 +383,33 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
         kwargs = turn(item.question, item.history, passages)
     t = time.perf_counter()
     p = pack(docs, item.question, counter, history=item.history, **kwargs)
+    return p, (time.perf_counter() - t) * 1000
+
+
+def append_pack(docs, item: Item, budget: int, counter, kwargs: dict, users: list[int]):
+    """docchat's pack as an append-only conversation (pack_turn), as the app packs with
+    qa.ask(conversation=...): each user turn of the history in turn, its answer the
+    history's next message, each turn's budget from qa.turn_budget within an APP_WINDOW
+    window; then the question itself (timed)."""
+    from docchat.answer.qa import Budget, turn_budget
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn
+
+    base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
+                  False)
+    opts = {k: v for k, v in kwargs.items() if k != "context_window"}
+    conv = Conversation()
+
+    def packed(question: str):
+        got, new = turn_budget(counter, conv, question, MAX_NEW, base)
+        return pack_turn(docs, question, counter, conv, context_window=got.context_window,
+                         new_tokens=new, **opts)
+
+    for k in users:
+        answer = item.history[k + 1].content if k + 1 < len(item.history) else ""
+        conv = conv.then(packed(item.history[k].content), answer)
+    t = time.perf_counter()
+    p = packed(item.question)
     return p, (time.perf_counter() - t) * 1000
 
 
@@ -434,9 +463,11 @@ def parse_args() -> argparse.Namespace:
                     help="docchat's dense scores (Settings.embedder; default %(default)s): the "
                          "multilingual Universal Sentence Encoder, all-MiniLM-L6-v2 (English "
                          "documents only) or none")
-    ap.add_argument("--followups", choices=("app", "plain"), default="app",
+    ap.add_argument("--followups", choices=("app", "append", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
-                         "passes them (previous_passages); plain: the history text only")
+                         "passes them (previous_passages); append: every question packed as "
+                         "a turn of an append-only conversation (pack_turn, "
+                         "qa.ask(conversation=...)); plain: the history text only")
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of the test half or the fresh "
                          "set: tuning stays blind to them)")
@@ -532,7 +563,8 @@ def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budget
             contexts = {}
             if "docchat" in methods:
                 p, ms = docchat_pack(docs, it, budget, counter, lib.store,
-                                     previous=followups == "app")
+                                     previous="append" if followups == "append"
+                                     else followups == "app")
                 res.pack_ms.setdefault(budget, []).append(ms)
                 contexts["docchat"] = p.text
             if "docchat-bm25" in methods:
@@ -669,6 +701,7 @@ def big_timing(lib: Library, path: Path, counter, budgets: list[int]) -> dict:
 
 
 FOLLOWUPS = {"app": "as the app packs them (previous_passages; window from qa.followup_budget)",
+             "append": "as turns of an append-only conversation (pack_turn; qa.turn_budget)",
              "plain": "from the history text only"}
 
 

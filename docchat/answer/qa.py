@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Sequence
 from docchat.answer.pacing import Pacer
 from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
+from docchat.context.conversation import Conversation
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
 from docchat.context.packing import (
@@ -26,6 +27,7 @@ from docchat.context.packing import (
     split_history,
 )
 from docchat.context.prompts import question_language
+from docchat.context.turn_packing import pack_turn
 from docchat.errors import ContextTooLong
 from ingest.document import Document
 
@@ -99,6 +101,26 @@ def followup_budget(documents, question: str, backend, history: Sequence, histor
                         max(0, base.window - max_new - base.prompt_budget), base.context_window)
     return FollowUp(Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate,
                            False), max(0, prompt - base.prompt_budget), base.context_window)
+
+
+def turn_budget(backend, conversation: Conversation, question: str, max_new: int,
+                base: Budget) -> tuple[Budget, int | None]:
+    """A turn of an append-only conversation: (budget, new_tokens). The earlier turns are
+    in the backend's cache, so the budget is what they take plus what a first question
+    may read (a topic change may use it all); while the question is still about the
+    passages in the window, its new user message takes at most new_tokens
+    (FOLLOWUP_NEW_SHARE of the first question's budget, at least the question plus
+    FOLLOWUP_MIN_EVIDENCE). The whole window where that does not fit (then the packer
+    compacts if it must)."""
+    if base.prompt_budget is None or not conversation.turns:
+        return base, None
+    prior = backend.count_prompt_tokens(conversation.messages())
+    need = backend.count_prompt_tokens([Message("user", question)])
+    new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
+    prompt = prior + base.prompt_budget
+    if prompt + max_new >= base.window:
+        return Budget(base.window, base.window, None, base.target_s, base.rate, False), new
+    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False), new
 
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
@@ -178,7 +200,8 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
         sleep: Callable[[float], object] | None = None, ttft_target: float | None = None,
         whole_window: bool = False, previous: PreviousPassages | None = None,
         on_progress: Callable[[object], None] | None = None,
-        embedding_store=None, previous_sections: Sequence | None = None) -> Answer:
+        embedding_store=None, previous_sections: Sequence | None = None,
+        conversation: Conversation | None = None) -> Answer:
     """Choose the prompt budget, pack, find the evidence, then stream the answer paced.
 
     Packing happens here, so ContextTooLong is raised before anything is generated (when
@@ -193,16 +216,25 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     chosen again. ``previous_sections`` is the older form of ``previous`` (a list of
     sections or passages, as stored in metrics). ``embedding_store`` keeps the packer's
     section vectors (docchat.library.store.SessionStore does).
+
+    ``conversation`` (Conversation.from_turns(the stored turns); Conversation() for a first
+    question) packs append-only instead (docchat/context/conversation.py): the earlier
+    turns are sent exactly as before, the new excerpts go with the question, and history
+    and previous are not used. The answer's metrics then hold what this turn sent.
     """
     started = clock() if started_at is None else started_at
     chosen = resolve_preset(preset, overrides)
     max_new = int(chosen.generation["max_new_tokens"])
     if previous is None and previous_sections:
         previous = PreviousPassages.from_list(previous_sections)
-    plan = _plan(documents, question, backend, history=history, search=search,
-                 max_new=max_new, history_turns=history_turns,
-                 budget=choose_budget(backend, max_new, ttft_target, whole_window),
-                 previous=previous, store=embedding_store)
+    budget = choose_budget(backend, max_new, ttft_target, whole_window)
+    if conversation is not None:
+        plan = _turn_plan(documents, question, backend, conversation, search=search,
+                          max_new=max_new, budget=budget, store=embedding_store)
+    else:
+        plan = _plan(documents, question, backend, history=history, search=search,
+                     max_new=max_new, history_turns=history_turns, budget=budget,
+                     previous=previous, store=embedding_store)
     packed = plan.pack()
     evidence = find_evidence(documents, packed.sections, question)
     answer = Answer(cancel=cancel or threading.Event(), backend=backend.name,
@@ -226,14 +258,18 @@ class _Plan:
     budget: Budget
     options: dict  # pack()'s keyword arguments besides context_window
     dense: bool  # dense scores used (the documents' section vectors are ready)
+    # pack_turn with its conversation; None: pack (looked up when called, so that a test
+    # replacing qa.pack sees the call)
+    packer: Callable[..., PackedContext] | None = None
 
     def pack(self) -> PackedContext:
         """Pack at the budget; when the question and the turns kept do not fit the
         first-token budget, read the whole window rather than fail (slower than the
         target, but answered)."""
+        packer = self.packer or pack
         try:
-            return pack(self.documents, self.question, self.backend,
-                        context_window=self.budget.context_window, **self.options)
+            return packer(self.documents, self.question, self.backend,
+                          context_window=self.budget.context_window, **self.options)
         except ContextTooLong:
             if self.budget.prompt_budget is None:
                 raise
@@ -243,8 +279,8 @@ class _Plan:
         self.budget = Budget(b.window, b.window, None, b.target_s, b.rate, False)
         self.options.pop("carry_allowance", None)
         self.options.pop("outline_window", None)
-        return pack(self.documents, self.question, self.backend,
-                    context_window=self.budget.context_window, **self.options)
+        return packer(self.documents, self.question, self.backend,
+                      context_window=self.budget.context_window, **self.options)
 
 
 def _plan(documents: Sequence[Document], question: str, backend: Backend, *,
@@ -271,6 +307,23 @@ def _plan(documents: Sequence[Document], question: str, backend: Backend, *,
     if not dense:
         options["embedder"] = None
     return _Plan(documents, question, backend, budget, options, dense)
+
+
+def _turn_plan(documents: Sequence[Document], question: str, backend: Backend,
+               conversation: Conversation, *, search, max_new: int, budget: Budget,
+               store) -> _Plan:
+    """pack_turn()'s arguments: the turn's budget (turn_budget) and its conversation."""
+    budget, new_tokens = turn_budget(backend, conversation, question, max_new, budget)
+    options: dict = {"search": search, "max_new_tokens": max_new, "new_tokens": new_tokens,
+                     "store": store}
+    dense = dense_ready(documents, store)
+    if not dense:
+        options["embedder"] = None
+
+    def packer(documents, question, backend, **kw) -> PackedContext:
+        return pack_turn(documents, question, backend, conversation, **kw)
+
+    return _Plan(documents, question, backend, budget, options, dense, packer)
 
 
 def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer: Pacer,
@@ -302,4 +355,6 @@ def _metrics(m: dict, answer: Answer, plan: _Plan) -> dict:
     m["sections"] = [list(s) for s in packed.sections]
     m["passages"] = PreviousPassages.of(packed).to_list()
     m["carried_passages"] = packed.carried
+    if packed.turn is not None:
+        m.update(packed.turn.to_metrics())
     return m

@@ -44,6 +44,7 @@ from docchat.context.carry import (  # noqa: F401 (PreviousPassages: re-exported
     existing_passages,
     normalize_passages,
 )
+from docchat.context.conversation import TurnPacked
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.embeddings import Embedder, EmbeddingStore
 from docchat.context.outline import (  # noqa: F401 (entries_of: re-exported)
@@ -99,6 +100,9 @@ class PackedContext:
     # order: what a follow-up passes back as previous_passages.
     passages: list[PassageRef] = field(default_factory=list)
     carried: int = 0  # the first passages, repeated exactly from previous_passages
+    # pack_turn() (an append-only conversation): what this turn sent (its system message,
+    # user message, new passages, compaction); the app stores it with the turn.
+    turn: TurnPacked | None = None
 
 
 def _limits(backend: PromptCounter, context_window: int | None,

@@ -80,6 +80,14 @@ class PackingPolicy:
     # own words always have some room.
     carry_share: float = 0.85
 
+    # --- an append-only conversation (docchat/context/turn_packing.py) -------------------
+    # The window is compacted when the earlier turns and the question leave fewer tokens
+    # than this for the new turn's excerpts (a few blocks' worth) ...
+    min_new_evidence: int = 256
+    # ... down to this share of the prompt limit, so that the next few turns append again
+    # instead of compacting (and reading everything again) on every turn.
+    compact_to: float = 0.5
+
     # --- older turns ---------------------------------------------------------------------
     # The turns before the recent ones take at most this share, shortened: their gist is
     # context, the excerpts are the evidence.

@@ -1,9 +1,13 @@
 """Prompt templates as plain functions: system prompts (English, Chinese) and message texts.
 
-Layout (so a backend's KV cache carries over between turns): the system message holds the
-system prompt, then the document context (outline, excerpts, the outline of the part asked
-about); then the conversation; then the question alone. What stays the same from one turn
-to the next comes first."""
+Two layouts, both so that a backend's KV cache carries over between turns (what stays the
+same from one turn to the next comes first):
+- pack(): the system message holds the system prompt, then the document context (outline,
+  excerpts, the outline of the part asked about); then the conversation; then the question
+  alone.
+- pack_turn() (an append-only conversation): the system message holds the system prompt and
+  the outline only, the same for the whole session; each user message holds the excerpts
+  packed for it (context_block without the outline), then its question (user_message)."""
 from __future__ import annotations
 
 import logging
@@ -45,6 +49,12 @@ def question_language(question: str) -> str:
 def system_prompt(language: str = "en") -> str:
     """The system prompt for answers in language ("en" or "zh")."""
     return SYSTEM_ZH if language == "zh" else SYSTEM_EN
+
+
+def answer_language(language: str = "en") -> str:
+    """The system prompt's last sentence: the language to answer in (said again in a user
+    message whose language differs from the session's system message)."""
+    return "请用中文回答。" if language == "zh" else "Answer in English."
 
 
 def label(language: str, key: str) -> str:

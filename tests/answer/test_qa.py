@@ -316,3 +316,32 @@ def test_previous_passages_are_a_typed_value():
                  history=history, previous=stored)
     assert follow.packed.carried == len(stored.refs)
     assert follow.packed.passages[:len(stored.refs)] == list(stored.refs)
+
+
+def test_an_append_only_conversation_through_ask_and_the_stored_turns():
+    """ask(conversation=...) sends the earlier turns exactly as the stored metrics say they
+    were sent: the follow-up's prompt starts with the first prompt plus its answer, and its
+    budget is the earlier turns plus a first question's budget."""
+    from types import SimpleNamespace as Turn
+
+    from docchat.context.conversation import Conversation
+
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 150.0
+    first = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10,
+                conversation=Conversation())
+    "".join(first)
+    m = first.metrics
+    assert m["turn_message"] == first.packed.messages[-1].content
+    assert m["system_message"] == first.packed.messages[0].content
+    stored = [Turn(role="user", content="What is the port rule?", status="done", metrics={}),
+              Turn(role="assistant", content=first.text, status="done", metrics=m)]
+    conv = Conversation.from_turns(stored)
+    assert conv == Conversation().then(first.packed, first.text)
+    follow = ask([big_doc()], "And its exceptions?", backend, preset="raw", ttft_target=10,
+                 conversation=conv)
+    sent = follow.packed.messages
+    assert sent[:3] == [*first.packed.messages, Message("assistant", first.text)]
+    prior = backend.count_prompt_tokens(sent[:3])
+    assert follow.budget.prompt_budget == prior + 1500
+    assert follow.packed.tokens - prior <= int(0.25 * 1500) + 8  # still about the port rule

@@ -823,3 +823,102 @@ def test_the_next_best_parts_are_not_above_the_first_parts_level():
     names = [entries_of(doc)[ei].line.strip().split(" [")[0]
              for _, ei in other_parts([doc], rel, first, 3)]
     assert names == ["1 Start", "3 Edit", "4 Mail"]  # not "II Tools" (score 1.7)
+
+
+# --- the append-only conversation (issue 21) ---------------------------------------------
+
+
+def chatml(messages) -> str:
+    """A prompt as a chat template renders it (ChatML): what the backend's cache matches."""
+    return "".join(f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in messages)
+
+
+def test_second_prompt_starts_with_the_whole_first_prompt_plus_its_answer():
+    """The system message holds the instructions and the outline; each user turn carries its
+    excerpts, then its question; the next prompt is the previous prompt + its answer +
+    [new excerpts + question], and a passage already in the window is not sent again."""
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn
+
+    doc, b = manual(), CharBackend(3000 + 2000)
+    first = pack_turn([doc], "How is the firewall configured?", b, max_new_tokens=50,
+                      context_window=3000, embedder=None)
+    outline = prompts.outline_block(build_outline_text(doc, b, first), "en")
+    assert first.messages[0].content == prompts.system_message(outline, "en")
+    assert [m.role for m in first.messages] == ["system", "user"]
+    assert first.messages[1].content.endswith("## Question\nHow is the firewall configured?")
+    assert "#### " in first.messages[1].content  # the excerpts go with the question
+    answer = "Edit the firewall rules file [p. 9]."
+    conv = Conversation().then(first, answer)
+    second = pack_turn([doc], "And how is the printer set up?", b, conv, max_new_tokens=50,
+                       context_window=5000, new_tokens=800, embedder=None)
+    assert second.messages[:2] == first.messages
+    assert second.messages[2] == Message("assistant", answer)
+    assert chatml(second.messages).startswith(chatml([*first.messages, second.messages[2]]))
+    assert len(second.messages) == 4 and second.turn.compacted == 0
+    sent_before = {(k, i) for k, i, _ in first.passages}
+    assert second.turn.passages and not sent_before & {(k, i) for k, i, _ in
+                                                        second.turn.passages}
+    assert second.carried == len(first.passages)  # all still in the window
+    check_fits(second, b, 50, 5000)
+    third = pack_turn([doc], "And the locale?", b, conv.then(second, "Use lpadmin [p. 5]."),
+                      max_new_tokens=50, context_window=6000, new_tokens=800, embedder=None)
+    assert third.messages[:4] == [*second.messages[:3], Message("user", second.turn.message)]
+
+
+def build_outline_text(doc, backend, packed) -> str:
+    from docchat.context.outline import build_outline
+    from docchat.context.passages import TokenCounter
+    return build_outline([doc], TokenCounter(backend, "chars"), packed.turn.outline_budget).text
+
+
+def test_a_full_window_is_compacted_in_one_step_and_reported():
+    """When the earlier turns leave too little room, the oldest turns' excerpts are dropped
+    at once (their questions and answers stay, in order), the re-read is reported, and the
+    turns after it append again."""
+    from docchat.context.conversation import Conversation, compaction_note
+    from docchat.context.turn_packing import pack_turn
+
+    doc, b = manual(), CharBackend(6000)
+    conv, prompts_ = Conversation(), []
+    questions = ["How is the firewall configured?", "And how is the printer set up?",
+                 "What about the kernel modules?", "How do backups run?",
+                 "Which cron jobs exist?", "And the sound card?"]
+    for q in questions:
+        p = pack_turn([doc], q, b, conv, max_new_tokens=50, context_window=6000,
+                      new_tokens=1500, embedder=None)
+        check_fits(p, b, 50, 6000)
+        prompts_.append(p)
+        conv = conv.then(p, f"Answer about {q.split()[-1]}")
+    compacted = [k for k, p in enumerate(prompts_) if p.turn.reread_tokens]
+    assert compacted, "six turns of 1,500 tokens cannot all fit 6,000"
+    k = compacted[0]
+    p = prompts_[k]
+    assert p.turn.compacted >= 1 and p.messages[0] == prompts_[0].messages[0]
+    users = [m.content for m in p.messages if m.role == "user"]
+    assert users[:p.turn.compacted] == questions[:p.turn.compacted]  # questions alone
+    assert [m.content for m in p.messages if m.role == "assistant"] == [
+        f"Answer about {q.split()[-1]}" for q in questions[:k]]
+    assert p.turn.reread_tokens == p.tokens - b.count_prompt_tokens(p.messages[:1])
+    metrics = p.turn.to_metrics()
+    assert compaction_note(metrics) == (f"context compacted: {p.turn.reread_tokens:,} tokens "
+                                        "read again")
+    assert compaction_note(prompts_[0].turn.to_metrics()) is None
+    if k + 1 < len(prompts_) and not prompts_[k + 1].turn.reread_tokens:
+        after = prompts_[k + 1].messages
+        assert after[:len(p.messages)] == p.messages  # appends again after compacting
+
+
+def test_a_follow_up_in_another_language_keeps_the_system_message_and_says_the_language():
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn
+
+    doc, b = manual(), CharBackend(8000)
+    first = pack_turn([doc], "How is the firewall configured?", b, max_new_tokens=50,
+                      context_window=3000, embedder=None)
+    conv = Conversation().then(first, "Edit the rules file [p. 9].")
+    zh = pack_turn([doc], "防火墙的日志在哪里？", b, conv, max_new_tokens=50,
+                   context_window=6000, new_tokens=800, embedder=None)
+    assert zh.messages[0] == first.messages[0]  # byte-identical for the session
+    assert zh.messages[-1].content.endswith("防火墙的日志在哪里？\n\n请用中文回答。")
+    assert zh.turn.question == "防火墙的日志在哪里？"

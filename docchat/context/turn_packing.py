@@ -1,0 +1,228 @@
+"""pack_turn(): one turn of an append-only conversation (docchat/context/conversation.py).
+
+The prompt is [system(instructions + outline), the earlier turns exactly as sent with their
+answers, user(new excerpts + question)]. Steps: compact (when the earlier turns and the
+question leave less than policy.min_new_evidence tokens, drop the oldest turns' excerpts in
+one step), choose (the passages for the question that are not in the window yet, within the
+turn's share), render and shrink.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from docchat.backends import Message
+from docchat.context import prompts, selection
+from docchat.context.budget import EvidenceBudget, outline_budget
+from docchat.context.carry import existing_passages, still_relevant
+from docchat.context.conversation import Conversation, TurnPacked
+from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
+from docchat.context.embeddings import Embedder, EmbeddingStore
+from docchat.context.outline import STRUCTURE_PARTS, Outline, build_outline, focus_outline
+from docchat.context.packing import Dropped, PackedContext, PromptCounter, _Ask, _limits
+from docchat.context.passages import Passage, render_passages
+from docchat.context.policy import POLICY, PackingPolicy
+from docchat.context.retrieval import SearchFn
+from docchat.errors import ContextTooLong
+from ingest.document import Document
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Window:
+    """The earlier turns as this prompt sends them, and what compaction did."""
+    prior: list[Message]  # system and the earlier turns with their answers
+    compacted: int  # first turns sent without their excerpts
+    reread: bool  # compacted now: the prompt differs from the cached one after the system
+    present: dict[tuple[int, int], set[int] | None] = field(default_factory=dict)
+
+
+def pack_turn(documents: Sequence[Document], question: str, backend: PromptCounter,
+              conversation: Conversation = Conversation(), *,
+              search: SearchFn | None = None, max_new_tokens: int = 512,
+              context_window: int | None = None, new_tokens: int | None = None,
+              rewrite: Callable[[str], str] | None = None, expand: bool = True,
+              embedder: Embedder | None = DEFAULT_EMBEDDER,
+              store: EmbeddingStore | None = None,
+              policy: PackingPolicy = POLICY) -> PackedContext:
+    """Pack one turn of the conversation within context_window (default: the backend's).
+
+    The first turn builds the system message (instructions + outline, as prefix_messages()
+    does for this window); later turns send the conversation's, byte for byte. new_tokens:
+    the most tokens the new user message may take while the question is still about the
+    passages in the window (a topic change may use the rest of context_window)."""
+    window, limit, budget = _limits(backend, context_window, max_new_tokens)
+    ask = _Ask(documents, question, backend, conversation.history(), search, rewrite, expand,
+               embedder, store, policy, 3)
+    cap = conversation.outline_budget or outline_budget(budget, policy)
+    outline = build_outline(documents, ask.counter, cap)
+    system = conversation.system or prompts.system_message(
+        prompts.outline_block(outline.text, ask.lang), ask.lang)
+    win = _compact(ask, conversation, system, limit)
+    fixed = backend.count_prompt_tokens([*win.prior, Message("user", question)])
+    if fixed > limit:
+        raise ContextTooLong(
+            f"The question alone needs {fixed} of the {limit} prompt tokens this backend "
+            f"allows; shorten it or choose a backend with a larger context window.")
+    room = EvidenceBudget(limit, fixed, policy=policy)
+    rel = ask.relevance()
+    here = existing_passages(documents, ask.names, conversation.present(win.compacted))
+    if new_tokens is not None and here and still_relevant(documents, rel.sections, here,
+                                                           question, policy):
+        asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
+        room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))
+    room.take("headers", ask.counter.text(prompts.context_block("", "-", ask.lang)) + sum(
+        ask.counter.text(prompts.document_header(d.name, ask.lang)) + policy.header_gap
+        for d in documents))
+    room.keep_slack()
+    # A section may be in the window in parts, from several turns. One that holds none of
+    # the question's best windows (its own words) is left as it is (None: not grown); one
+    # whose unsent blocks hold them gets those blocks (selection.to_grow).
+    grow = selection.to_grow(here, selection.window_positions(documents, rel.own_windows),
+                             policy)
+    for i, pos, p in here:
+        had = win.present.get((i, pos), set())
+        win.present[(i, pos)] = (None if p.blocks is None or had is None or (i, pos) not in grow
+                                 else had | set(p.blocks))
+    carried = _carried(ask, conversation, win, rel, room) if win.reread else []
+    picked, focus = _choose(ask, rel, room, win, outline, carried)
+    order = selection.order(documents, ask.names, picked, ())
+    msgs, tokens, user = _render(ask, win, picked, order, focus, limit, rel.terms)
+    return _turn_packed(ask, conversation, win, msgs, tokens, user, picked, order, outline,
+                        (window, limit, budget, max_new_tokens, cap))
+
+
+def _compact(ask: _Ask, conversation: Conversation, system: str, limit: int) -> _Window:
+    """The earlier turns within limit, leaving policy.min_new_evidence tokens for the new
+    turn's excerpts: as sent, or else with the oldest turns' excerpts dropped in one step,
+    down to policy.compact_to of the limit (so that the next turns append again)."""
+    def prior(k: int) -> list[Message]:
+        return [Message("system", system), *conversation.messages(k)[1:]]
+
+    k = conversation.compacted
+    need = ask.backend.count_prompt_tokens([*prior(k), Message("user", ask.question)])
+    if need + ask.policy.min_new_evidence <= limit or not conversation.turns:
+        return _Window(prior(k), k, False)
+    target = int(ask.policy.compact_to * limit)
+    while k < len(conversation.turns):
+        k += 1
+        need = ask.backend.count_prompt_tokens([*prior(k), Message("user", ask.question)])
+        if need <= target:
+            break
+    logger.info("context compacted: the first %d turns without their excerpts", k)
+    return _Window(prior(k), k, True)
+
+
+def _carried(ask: _Ask, conversation: Conversation, win: _Window, rel, room: EvidenceBudget
+             ) -> list[tuple]:
+    """After compacting: the passages whose excerpts were just dropped, the latest turn's
+    first, carried into the new turn while the question is still about them (within
+    policy.carry_share), as a follow-up carried its previous passages before issue 21:
+    the prompt is read again from the system message on anyway."""
+    dropped = [r for t in reversed(conversation.turns[conversation.compacted:win.compacted])
+               for r in t.passages]
+    found = [x for r in dropped
+             for x in existing_passages(ask.documents, ask.names, [r])]
+    if not found or not still_relevant(ask.documents, rel.sections, found, ask.question,
+                                       ask.policy):
+        return []
+    out, used, seen = [], 0, set()
+    for i, pos, p in found:
+        c = p.cost(ask.counter)
+        if (i, pos) in seen or (i, pos) in win.present:
+            continue
+        if used + c > room.avail * ask.policy.carry_share:
+            break
+        out.append((i, pos, p.blocks))
+        seen.add((i, pos))
+        used += c
+    return out
+
+
+def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline,
+            carried: list[tuple]) -> tuple[list[list[Passage]], str]:
+    """The new passages (not in the window yet; after carried ones), and the sub-outline of
+    the part asked about where the outline in the system message is not whole."""
+    docs, counter, policy = ask.documents, ask.counter, ask.policy
+    if not win.present and not carried:
+        whole = selection.whole_cost(docs, counter, room.avail, policy)
+        if whole is not None and whole <= room.avail:
+            return [[Passage.whole(d, s, s.index) for s in d.sections] for d in docs], ""
+    positions = selection.positions(docs, rel.sections)
+    focus = ""
+    if outline.dropped:
+        focus = focus_outline(docs, counter, room.share(policy.focus_share), positions,
+                              shown=outline, named=rel.named,
+                              parts=STRUCTURE_PARTS if rel.structure else 1)
+        if focus:
+            room.take("focus", counter.text(prompts.context_block("", "", ask.lang, focus))
+                      + policy.block_gap)
+    windows = selection.window_positions(docs, rel.windows)
+    picked = selection.select(docs, positions, rel.terms, counter, max(0, room.avail),
+                              carried, windows, policy, win.present)
+    return picked, focus
+
+
+def _user(ask: _Ask, excerpts: str, focus: str, system: str) -> str:
+    """The new user message: the new excerpts, the focus outline, then the question (with
+    the language to answer in when the session's system message names another)."""
+    context = prompts.context_block("", excerpts, ask.lang, focus)
+    question = ask.question
+    if not system.startswith(prompts.system_prompt(ask.lang)):
+        question = f"{question}\n\n{prompts.answer_language(ask.lang)}"
+    return prompts.user_message(question, context, ask.lang)
+
+
+def _render(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str,
+            limit: int, qterms: list[str]) -> tuple[list[Message], int, str]:
+    """Render the new user message, count the prompt, and shrink the new passages (then
+    drop the focus outline) until it fits."""
+    while True:
+        excerpts = render_passages(ask.documents, selection.ordered(order, picked), ask.lang)
+        user = _user(ask, excerpts, focus, win.prior[0].content)
+        msgs = [*win.prior, Message("user", user)]
+        tokens = ask.backend.count_prompt_tokens(msgs)
+        if tokens <= limit:
+            return msgs, tokens, user
+        if not selection.shrink(picked, ask.counter, tokens - limit, qterms, ask.policy):
+            if not focus:
+                raise ContextTooLong(
+                    f"The prompt needs {tokens} of the {limit} tokens this backend allows; "
+                    "ask a shorter question or lower max_new_tokens.")
+            focus = ""
+
+
+def _turn_packed(ask: _Ask, conversation: Conversation, win: _Window, msgs: list[Message],
+                 tokens: int, user: str, picked: list[list[Passage]], order: list,
+                 outline: Outline, limits: tuple) -> PackedContext:
+    """The PackedContext of the turn: what the window holds (earlier turns' passages and
+    the new ones) and what this turn sent (PackedContext.turn)."""
+    window, limit, budget, max_new, cap = limits
+    docs, names = ask.documents, ask.names
+    new = [(names[i], p.section.index, p.blocks) for i, p in selection.ordered(order, picked)]
+    earlier = conversation.present(win.compacted)
+    passages = [*earlier, *new]
+    where = {n: i for i, n in enumerate(names)}
+    pages = {(names[i], pg) for i, ps in enumerate(picked) for p in ps for pg in p.pages}
+    for i, _, p in existing_passages(docs, names, earlier):
+        pages.update((names[i], pg) for pg in p.pages)
+    sections = list(dict.fromkeys((k, idx) for k, idx, _ in passages))
+    total = sum(len(d.sections) for d in docs)
+    partial = sum(1 for _, _, b in passages if b is not None)
+    reread = tokens - ask.backend.count_prompt_tokens(win.prior[:1]) if win.reread else 0
+    sent = [t.sent for t in conversation.turns[win.compacted:]]
+    text = "\n\n".join([prompts.outline_block(outline.text, ask.lang), *sent, user])
+    turn = TurnPacked(ask.question, win.prior[0].content, user, tuple(new), win.compacted,
+                      reread, cap)
+    logger.info("packed turn %d: %d new passages, %d tokens of %d, %d compacted",
+                len(conversation.turns) + 1, len(new), tokens, limit, win.compacted)
+    return PackedContext(
+        messages=msgs, text=text, tokens=tokens, budget=budget, tokenizer=ask.counter.name,
+        pages=sorted(pages, key=lambda x: (where.get(x[0], 0), x[1])), sections=sections,
+        whole=len(sections) == total and partial == 0,
+        dropped=Dropped(sections=total - len(sections), partial_sections=partial,
+                        outline_entries=outline.dropped),
+        context_window=window, max_new_tokens=max_new, language=ask.lang,
+        passages=passages, carried=len(earlier), turn=turn)
