@@ -25,6 +25,7 @@ compares in < 5 s after ingest.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import pickle
 import random
@@ -62,10 +63,17 @@ _DIGITS = re.compile(r"\d+")
 _HEAD_NUMBER = re.compile(r"^(\s*(?:[A-Za-z]+\s)?)(\d+)")
 
 
+def _ingest_version() -> str:
+    digest = hashlib.blake2b(digest_size=6)
+    for f in sorted((ROOT / "ingest").glob("*.py")):
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
+
+
 def load(path: Path) -> Document:
-    """path ingested once; later runs read the pickled Document."""
+    """path ingested once; later runs read the pickled Document (while ingest/ is the same)."""
     CACHE.mkdir(exist_ok=True)
-    cached = CACHE / (path.name + f".{path.stat().st_size}.pickle")
+    cached = CACHE / (path.name + f".{path.stat().st_size}.{_ingest_version()}.pickle")
     if cached.exists():
         return pickle.loads(cached.read_bytes())
     if path.suffix == "" or path.parent == LICENSES:  # the licences have no suffix
