@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from docchat.context import facts
-from docchat.context.retrieval import STOPWORDS, doc_key, index_terms, translate_terms
-from ingest.document import Document
+from docchat.context.retrieval import STOPWORDS, index_terms, translate_terms
+from docchat.context.sources import Source, sources_for  # noqa: F401 (the claims API)
 from ingest.segment import cjk_ratio
 
 SUPPORTED, PARTLY, NOT_FOUND, EXEMPT = "supported", "partly", "not_found", "exempt"
@@ -39,18 +39,6 @@ WIDEN_COST = 0.03  # a window of more sentences must score this much more per se
 SUBJECT_NAMED = 3  # sentences naming a name that make it the passages' subject
 MARGIN = 0.15  # windows this far below the best match do not compete with it
 DENSE_SHARE = 0.4  # of the score, from the embedder's cosine where one is given
-
-
-@dataclass(frozen=True)
-class Source:
-    """One passage the model was given: one page's part of an excerpt."""
-    doc_id: object  # store id or name, as PackedContext uses
-    document: str  # the document's display name
-    page: int | None  # 1-based physical page index in the file (None: text without pages)
-    label: str | None  # printed page label used in citations ("iv", "12"); None if no pages
-    text: str  # the passage text
-    offset: int = 0  # where text starts in that page's full text (for highlighting)
-    kind: str = "prose"  # the block's kind: each line of "code" and "table" stands alone
 
 
 @dataclass(frozen=True)
@@ -113,65 +101,6 @@ class AnswerCheck:
 def of(statements: list[Statement]) -> AnswerCheck:
     return AnswerCheck(statements, sum(s.status == SUPPORTED for s in statements),
                        sum(s.status != EXEMPT for s in statements))
-
-
-# --- the passages the model was given ----------------------------------------------------
-
-def sources_for(context, documents: Sequence[Document]) -> list[Source]:
-    """The passages of a PackedContext as Sources, in prompt order: each kept block located
-    in its page's text (a block that runs onto the next page gives a Source on each)."""
-    by_key: dict[object, Document] = {}
-    for i, d in enumerate(documents):
-        by_key[doc_key(d, i)] = d
-        by_key.setdefault(d.name, d)
-    passages = list(getattr(context, "passages", None) or ())
-    if not passages:  # an older context: its sections, whole
-        passages = [(key, index, None) for key, index in context.sections]
-    out: list[Source] = []
-    for key, index, kept in passages:
-        doc = by_key.get(key)
-        section = _section(doc, index) if doc is not None else None
-        if section is None:
-            continue
-        blocks = section.blocks if kept is None else [section.blocks[k] for k in kept
-                                                      if 0 <= k < len(section.blocks)]
-        for block in blocks:
-            if block.text.strip():
-                out += _block_sources(doc, key, block)
-    return out
-
-
-def _section(doc: Document, index: int):
-    if 0 <= index < len(doc.sections) and doc.sections[index].index == index:
-        return doc.sections[index]
-    return next((s for s in doc.sections if s.index == index), None)
-
-
-def _block_sources(doc: Document, key, block) -> list[Source]:
-    paged = doc.kind == "pdf"
-    number = block.page
-    rest = block.text
-    out: list[Source] = []
-    while rest.strip():
-        page = doc.page(number)
-        if page is None:
-            break
-        label = (page.label or str(page.number)) if paged else None
-        lines = rest.split("\n")
-        at = page.text.find(rest)
-        k = len(lines)
-        while at < 0 and k > 1:  # the block runs onto the next page: its first k lines
-            k -= 1
-            at = page.text.find("\n".join(lines[:k]))
-        part = "\n".join(lines[:k]) if at >= 0 else rest
-        out.append(Source(key, doc.name, page.number if paged else None, label, part,
-                          max(at, 0), block.kind))
-        rest = "\n".join(lines[k:]) if at >= 0 else ""
-        number += 1
-    if not out:
-        out.append(Source(key, doc.name, block.page if paged else None,
-                          str(block.page) if paged else None, block.text, 0, block.kind))
-    return out
 
 
 # --- support -----------------------------------------------------------------------------
