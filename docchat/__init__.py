@@ -17,6 +17,8 @@ _API = {
     "SessionStore": "docchat.library.store",
     "summarize_document": "docchat.summaries.summarize",
     "summarize_folder": "docchat.summaries.batch",
+    "compare": "docchat.context.compare",
+    "check_answer": "docchat.context.claims",
     "load_document": "ingest",
 }
 

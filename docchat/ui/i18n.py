@@ -13,6 +13,7 @@ STRINGS: dict[str, dict[str, str]] = {
     "rename": {"en": "Title", "zh": "标题"},
     "save_title": {"en": "Rename", "zh": "重命名"},
     "export": {"en": "Export as Markdown", "zh": "导出为 Markdown"},
+    "compare_link": {"en": "Compare two versions", "zh": "比较两个版本"},
     "delete": {"en": "Delete session", "zh": "删除会话"},
     "confirm_delete": {"en": "Delete this session and its answers? This cannot be undone.",
                        "zh": "删除此会话及其全部回答？此操作无法撤销。"},

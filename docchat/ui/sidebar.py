@@ -102,6 +102,8 @@ def sessions_sidebar(store: SessionStore, sid: str | None, running, db: str):
                   type="primary" if s["id"] == sid else "secondary")
     if not sid:
         return None
+    st.page_link("pages/2_Compare.py", label=q("compare_link"), query_params={"session": sid},
+                 icon=":material/compare:")
     with st.expander(q("this_session")):
         title = st.text_input(q("rename"), value=store.session(sid)["title"], key=f"title_{sid}")
         if st.button(q("save_title")) and title.strip():
