@@ -147,14 +147,17 @@ class _Passages:
         """Each name of the passages and the number of sentences naming it (made once, on
         the first statement with a name its support lacks)."""
         if self._names is None:
+            found = facts.name_words("\n".join(s.text for s in self.sources))[0]
             self._names = defaultdict(int)
-            for k in range(len(self.spans)):
-                for n in facts.names(self.text(k, k)):
-                    self._names[n] += 1
+            for n in found:
+                self._names[n] += 1
         return self._names
 
     def window_names(self, lo: int, hi: int) -> set[str]:
-        return facts.names(self.text(lo, hi))
+        """The window's names, with the words opening its sentences that the passages use
+        as names elsewhere."""
+        found, initials = facts.name_words(self.text(lo, hi))
+        return set(found) | {w for w in initials if w in self.names}
 
     def facts_of(self, k: int):
         got = self._facts.get(k)
@@ -246,7 +249,8 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
         else NOT_FOUND
     reason = None
     core = _core_sentence(p, m)
-    absent = [n for n in sorted(claim.names) if not _has_word(text, n)]
+    named = set(claim.names) | {w for w in claim.initials if w in p.names}
+    absent = [n for n in sorted(named) if not _has_word(text, n)]
     if missing:
         status, reason = NOT_FOUND, f"{', '.join(missing)} not in the passage"
     elif status != NOT_FOUND and facts.opposite(claim.text, p.text(core, core), _words):
@@ -257,7 +261,7 @@ def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
         # something else instead ("SpiderMonkey" for its "TraceMonkey") is swapped; one
         # named elsewhere in the passages (the document's subject) is fine.
         unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
-        others = p.window_names(m.lo, m.hi) - claim.names
+        others = p.window_names(m.lo, m.hi) - named
         rare = [n for n in absent if p.names.get(n, 0) < SUBJECT_NAMED]
         if unknown:
             status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"

@@ -184,7 +184,14 @@ _NOT_NAMES = frozenset("i a an the this that these those it its they their there
 
 def names(text: str) -> set[str]:
     """The names and defined terms in text, lower-cased (see _NAME)."""
-    out: set[str] = set()
+    return set(name_words(text)[0])
+
+
+def name_words(text: str) -> tuple[list[str], set[str]]:
+    """(each name of text, as often as it occurs; the capitalised words that open a sentence,
+    which may be names or not: "Asymptote can read ...", "Speedups were ..."), lower-cased."""
+    out: list[str] = []
+    initials: set[str] = set()
     starts = {a for a, _ in sentence_spans(text, lines=True)}
     for m in _NAME.finditer(text):
         word = m.group(1)
@@ -194,9 +201,10 @@ def names(text: str) -> set[str]:
         at_start = m.start() in starts or _after_opening(text, m.start())
         inner_caps = any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
         if at_start and not inner_caps and low not in _MONTHS:
+            initials.add(low)
             continue
-        out.add(low)
-    return out
+        out.append(low)
+    return out, initials
 
 
 def _after_opening(text: str, i: int) -> bool:
@@ -275,6 +283,7 @@ class Claim:
     numbers: frozenset
     names: frozenset
     negated: bool
+    initials: frozenset = frozenset()  # capitalised words that open a sentence
 
 
 # Lead-ins that attribute a statement to the documents and add no fact of their own.
@@ -292,7 +301,9 @@ _ATTRIBUTION = re.compile(
 def claim(text: str) -> Claim:
     text = " ".join(text.replace("\x00", " ").split())
     text = _ATTRIBUTION.sub("", text, count=1) or text
-    return Claim(text, frozenset(numbers(text)), frozenset(names(text)), negated(text))
+    found, initials = name_words(text)
+    return Claim(text, frozenset(numbers(text)), frozenset(found), negated(text),
+                 frozenset(initials))
 
 
 def exempt(text: str, has_terms: bool) -> bool:
