@@ -65,10 +65,16 @@ def warm(backend, *, session_id: str, documents: Sequence, options: AskOptions,
     return True
 
 
-def answer_factory(documents: Sequence, question: str, backend, *, history: Sequence,
-                   options: AskOptions, db_path: str, started_at: float | None = None,
-                   previous_sections: Sequence | None = None) -> chat.AnswerFactory:
-    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread."""
+def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequence,
+                   options: AskOptions, db_path: str,
+                   started_at: float | None = None) -> chat.AnswerFactory:
+    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread.
+    The conversation is append-only (docchat/context/conversation.py): the earlier turns
+    (``turns``, as stored) are sent exactly as they were, so the backend reads only the new
+    turn."""
+    from docchat.context.conversation import Conversation
+
+    conversation = Conversation.from_turns(turns)
     doc_ids = [d.id for d in documents]
 
     def make(cancel: threading.Event, on_queue: Callable[[int], None]):
@@ -89,11 +95,11 @@ def answer_factory(documents: Sequence, question: str, backend, *, history: Sequ
             def windows(self, query: str):
                 return opened().searcher(doc_ids).windows(query)
 
-        return ask(list(documents), question, backend, history=list(history),
+        return ask(list(documents), question, backend, conversation=conversation,
                    preset=options.preset, overrides=dict(options.overrides) or None,
                    search=Search(), cancel=cancel, on_queue=on_queue, started_at=started_at,
                    history_turns=options.history_turns, ttft_target=options.ttft_target,
-                   whole_window=options.whole_window, previous_sections=previous_sections,
+                   whole_window=options.whole_window,
                    embedding_store=opened())
 
     return make
@@ -107,14 +113,12 @@ def start_answer(*, store, running: chat.Generations, session_id: str, question:
     from docchat.library.store import SessionStore
 
     turns = store.turns(session_id)
-    history = chat.history_messages(turns)
     store.add_turn(session_id, "user", question)
     turn_id = store.add_turn(session_id, "assistant", "", status="streaming")
     g = chat.Generation(session_id, turn_id, question, owner=owner)
     g.submitted_at = asked_at
-    make = answer_factory(documents, question, chat.TimedBackend(backend, g), history=history,
-                          options=options, db_path=db_path, started_at=asked_at,
-                          previous_sections=chat.previous_sections(turns))
+    make = answer_factory(documents, question, chat.TimedBackend(backend, g), turns=turns,
+                          options=options, db_path=db_path, started_at=asked_at)
     running.start(g, make, lambda: SessionStore.open(db_path),
                   sources=chat.source_finder(documents), marks=chat.mark_finder(documents))
     return g

@@ -417,34 +417,26 @@ def test_budget_and_reuse_in_metrics_and_whole_window_for_one_question(scripted)
     assert first["sections"] and first["evidence"]
 
 
-def test_follow_up_passes_the_previous_sections_and_warm_start_runs_once(scripted, monkeypatch):
-    import docchat.answer.qa as qa
-
-    seen = []
-    real = qa.pack
-
-    def pack(*args, previous_sections=(), previous_passages=(), **kw):
-        # A follow-up passes the previous passages (section and kept blocks) where stored.
-        seen.append([s[:2] for s in previous_passages or previous_sections])
-        return real(*args, previous_sections=previous_sections,
-                    previous_passages=previous_passages, **kw)
-
-    monkeypatch.setattr(qa, "pack", pack)
+def test_follow_up_appends_to_the_first_prompt_and_warm_start_runs_once(scripted):
+    # The chat page packs append-only: the follow-up's prompt is the first prompt, its
+    # answer, then the new turn, so the backend's cache holds everything before the new turn.
     scripted["reply"] = "Port 8731 [p. 1]."
     at = uploaded(GUIDE)
     at.chat_input[0].set_value("What is the default port?").run()
     at.chat_input[0].set_value("And the warranty?").run()
-    assert not seen[0]  # nothing before the first question
-    first = store().turns(at.query_params["session"])[1].metrics["sections"]
-    assert [list(s) for s in seen[1]] == first
+    first, second = (r.messages for r in SCRIPT["requests"][:2])
+    assert [(m.role, m.content) for m in second[:len(first)]] == [
+        (m.role, m.content) for m in first]
+    assert second[len(first)].role == "assistant"
+    assert second[len(first)].content.startswith("Port 8731")
+    assert second[-1].role == "user" and second[-1].content.endswith("And the warranty?")
     # The stable prefix was sent to warm the backend once, when the document was attached
     # (not again on later runs: by then the cache holds the last prompt, which starts with it).
     at.run()
     app(session=at.query_params["session"])  # a reload
     (warmed,) = SCRIPT["prefetched"]
     assert [m.role for m in warmed] == ["system"]
-    asked_prompt = SCRIPT["requests"][0].messages[0].content
-    assert asked_prompt.startswith(warmed[0].content)  # the question's prompt starts with it
+    assert first[0].content == warmed[0].content  # the session's system message, as warmed
 
 
 def test_a_scanned_pdf_is_read_by_ocr_with_page_progress():
