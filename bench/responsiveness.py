@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from docchat.answer.qa import ask, choose_budget
@@ -72,14 +73,26 @@ QUESTIONS = {
 GOALS = {"evidence_s": 1.0, "first_token_s": 15.0, "follow_up_ratio": 0.25, "stop_s": 0.5}
 
 
-def run_question(documents, question, backend, store, history, previous, target, new_tokens,
+@dataclass(frozen=True)
+class StoredTurn:
+    """A turn as docchat.library.store keeps it (what Conversation.from_turns reads)."""
+    role: str
+    content: str
+    status: str = "done"
+    metrics: dict | None = None
+
+
+def run_question(documents, question, backend, store, turns, target, new_tokens,
                  whole_window=False):
-    """Ask one question; (result row, answer)."""
+    """Ask one question as the chat page does (append-only: the conversation from the stored
+    turns, docchat.answer.session.answer_factory); (result row, answer)."""
+    from docchat.context.conversation import Conversation
+
     doc_ids = [d.id for d in documents]
     started = time.perf_counter()
-    answer = ask(documents, question, backend, history=history, preset="raw",
-                 overrides={"max_new_tokens": new_tokens}, ttft_target=target,
-                 whole_window=whole_window, previous_sections=previous, started_at=started,
+    answer = ask(documents, question, backend, conversation=Conversation.from_turns(turns),
+                 preset="raw", overrides={"max_new_tokens": new_tokens}, ttft_target=target,
+                 whole_window=whole_window, started_at=started,
                  search=store.searcher(doc_ids))
     first = None
     for _ in answer:
@@ -365,14 +378,14 @@ def main() -> None:
         questions = questions[:max(2, args.questions)]
     rate_at_start = backend.prefill_rate() if hasattr(backend, "prefill_rate") else None
 
-    rows, history, previous, answers = [], [], None, []
+    rows, turns, answers = [], [], []
     for q in questions:
-        row, answer = run_question([doc], q, backend, store, history, previous, args.target,
+        row, answer = run_question([doc], q, backend, store, turns, args.target,
                                    args.new_tokens)
         rows.append(row)
         answers.append(answer)
-        history += [Message("user", q), Message("assistant", answer.text)]
-        previous = answer.packed.passages or answer.packed.sections
+        turns += [StoredTurn("user", q), StoredTurn("assistant", answer.text,
+                                                    metrics=answer.metrics)]
     if not args.no_raw:
         raw = load_llama(settings.model or bundled_model_path(), settings.n_ctx,
                          settings.n_threads)
