@@ -79,7 +79,7 @@ def verify_command(paths, question, answer_file, budget, backend, history_file, 
                    as_json) -> None:
     """Check an answer against the passages docchat would give the model for a question:
     each statement supported, partly supported or not found, with its page."""
-    from docchat import cli as helpers
+    import docchat.cli.common as helpers
 
     answer_text = answer_file.read()
     history = helpers._read_history(history_file)
