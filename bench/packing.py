@@ -63,12 +63,16 @@ from ingest.tokens import count_tokens as cl100k_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 
-KINDS = ["verbatim", "paraphrase", "outline", "section", "cross-language", "follow-up"]
+KINDS = ["verbatim", "paraphrase", "outline", "section", "cross-language", "follow-up",
+         "two-section"]
 OLD_KINDS = {"structure": "outline", "section-span": "section"}
 BASELINES = ["bm25-chunks", "head", "tail", "middle-out"]
 ALL_METHODS = ["docchat", "docchat-bm25", *BASELINES]
 MAX_NEW = 512
-BLIND_SETS = ("test", "fresh")  # sets whose misses are never printed (held out from tuning)
+# Sets whose misses are never printed: only their totals per kind (bench/eval/README.md).
+# The test half and the fresh set were read for more than totals while the packer was tuned,
+# so they are tuning sets now (issue 22); bench/eval/blind.json is the blind set.
+BLIND_SETS = ("blind",)
 GOAL_8K, GOAL_LEAD, GOAL_2K_VERBATIM = 0.75, 0.25, 0.93
 
 
@@ -469,8 +473,7 @@ def parse_args() -> argparse.Namespace:
                          "a turn of an append-only conversation (pack_turn, "
                          "qa.ask(conversation=...)); plain: the history text only")
     ap.add_argument("--verbose", action="store_true",
-                    help="list docchat's misses (never those of the test half or the fresh "
-                         "set: tuning stays blind to them)")
+                    help="list docchat's misses (never those of a blind set: totals only)")
     return ap.parse_args()
 
 
