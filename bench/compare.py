@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from docchat.context.compare import compare  # noqa: E402
-from docchat.context.redline import Paragraph, diff  # noqa: E402
+from docchat.context.redline import Paragraph, common_ends, diff  # noqa: E402
 from ingest import load_document  # noqa: E402
 from ingest.document import Block, Document  # noqa: E402
 from ingest.segment import cut_words  # noqa: E402
@@ -276,12 +276,7 @@ def speed(doc: Document) -> dict:
 def _true_change(old: str, new: str) -> int:
     """Characters really changed: what is left of each text after their common prefix and
     suffix (one edit per text here)."""
-    p = 0
-    while p < min(len(old), len(new)) and old[p] == new[p]:
-        p += 1
-    s = 0
-    while s < min(len(old), len(new)) - p and old[-1 - s] == new[-1 - s]:
-        s += 1
+    p, s = common_ends(old, new)
     return max(1, len(old) - p - s + len(new) - p - s)
 
 

@@ -162,15 +162,22 @@ def _word_diff(old: Sequence[Paragraph], new: Sequence[Paragraph]) -> list[Op]:
     return out
 
 
-def _opcodes(x: list[str], y: list[str]) -> list[tuple]:
-    """difflib's opcodes of two word lists; the common head and tail are cut off first
-    (one edit in a long paragraph then costs no more than the edit)."""
+def common_ends(x, y) -> tuple[int, int]:
+    """The lengths of the common head and of the common tail (not overlapping the head) of
+    two sequences (word lists or strings)."""
     head = 0
     while head < min(len(x), len(y)) and x[head] == y[head]:
         head += 1
     tail = 0
     while tail < min(len(x), len(y)) - head and x[-1 - tail] == y[-1 - tail]:
         tail += 1
+    return head, tail
+
+
+def _opcodes(x: list[str], y: list[str]) -> list[tuple]:
+    """difflib's opcodes of two word lists; the common head and tail are cut off first
+    (one edit in a long paragraph then costs no more than the edit)."""
+    head, tail = common_ends(x, y)
     mid_x, mid_y = x[head:len(x) - tail], y[head:len(y) - tail]
     junk = max(len(mid_x), len(mid_y)) > AUTOJUNK_WORDS
     ops = [] if not head else [("equal", 0, head, 0, head)]
