@@ -45,7 +45,7 @@ def run_mode(mode: str, doc_path: Path, target: float, new_tokens: int) -> dict:
     from docchat.library.documents import ingest_path
     from docchat.library.store import SessionStore
 
-    backend = LlamaCppBackend(**Settings.from_env().backend_options())
+    backend = LlamaCppBackend(**Settings.from_env().model_options())
     store = SessionStore.open(Path(tempfile.mkdtemp(prefix="docchat-followups-")) / "b.db")
     result = ingest_path(store, doc_path, tokenizer=backend)
     if result.error:

@@ -181,7 +181,7 @@ def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
 
     settings = Settings.from_env()
     load_before = os.getloadavg()[0]
-    backend = LlamaCppBackend(**settings.backend_options())
+    backend = LlamaCppBackend(**settings.model_options())
     rate_at_start = backend.prefill_rate()
     db = Path(tempfile.mkdtemp(prefix="docchat-upload-")) / "bench.db"
     store = SessionStore.open(db)
@@ -248,7 +248,7 @@ def yield_pairs(pairs: int) -> list[dict]:
     from docchat.backends import FOREGROUND
     from docchat.backends.llamacpp import PROBE_TEXT, LlamaCppBackend
 
-    backend = LlamaCppBackend(**Settings.from_env().backend_options())
+    backend = LlamaCppBackend(**Settings.from_env().model_options())
     encoder = embeddings.Embedder().encoder()
     texts = [f"Section {i} > heading: " + PROBE_TEXT * 3 for i in range(embeddings.BATCH)]
     encoder.encode(texts)

@@ -31,6 +31,9 @@ class Settings:
     history_turns: int = 3
     max_new_tokens: int = 512
     preset: str = "quick"
+    # An answer that repeats itself is stopped there (finish reason "repetition");
+    # DOCCHAT_STOP_LOOPS=0 lets it run to max_new_tokens.
+    stop_loops: bool = True
     # Target seconds to the first token on in-process backends: the prompt is cut to what the
     # backend reads in that time at its measured prefill rate. 0 = always read the whole window.
     ttft_target: float = 15.0
@@ -66,6 +69,9 @@ class Settings:
 
     def backend_options(self) -> dict:
         """Keyword arguments for get_backend(self.backend, ...)."""
+        return {**self.model_options(), "stop_loops": self.stop_loops}
+
+    def model_options(self) -> dict:
         if self.backend == "openai":
             return {"base_url": self.base_url, "model": self.model, "api_key": self.api_key,
                     "timeout": self.request_timeout, "max_concurrency": self.max_concurrency}
@@ -111,4 +117,6 @@ def _convert(name: str, raw: str):
         return Path(raw)
     if name == "embedder":
         return raw.strip().lower()
+    if name == "stop_loops":
+        return raw.strip().lower() not in ("0", "false", "no", "off")
     return raw

@@ -13,7 +13,7 @@ def test_defaults_are_the_llamacpp_backend_and_data_dir():
     assert s.db == s.data_dir / "docchat.db" and s.data_dir.name == "data"
     assert s.max_file_mb == 200.0
     assert s.backend_options() == {"model_path": None, "n_ctx": None, "n_threads": None,
-                                   "n_threads_batch": None}
+                                   "n_threads_batch": None, "stop_loops": True}
 
 
 def test_environment_and_overrides():
@@ -73,3 +73,13 @@ def test_ingest_settings_reach_load_document(monkeypatch, tmp_path):
     (tmp_path / "b.txt").write_text("Another text.\n")
     assert library.ingest_path(store, tmp_path / "b.txt", ocr_max_pages=7, processes=2).ok
     assert seen == [(0, 3), (7, 2)]
+
+
+def test_stop_loops_is_on_unless_turned_off(monkeypatch):
+    from docchat.backends import get_backend
+
+    assert Settings.from_env({}).stop_loops
+    off = Settings.from_env({"DOCCHAT_STOP_LOOPS": "0", "DOCCHAT_BACKEND": "echo"})
+    assert not off.stop_loops and off.backend_options() == {"stop_loops": False}
+    assert get_backend("echo", **off.backend_options()).repetition_policy is None
+    assert get_backend("echo").repetition_policy is not None

@@ -169,8 +169,9 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def get_backend(name: str, **options) -> Backend:
-    """Instantiate the backend registered under name with its options."""
+def get_backend(name: str, *, stop_loops: bool = True, **options) -> Backend:
+    """Instantiate the backend registered under name with its options. ``stop_loops=False``
+    lets a stream that repeats itself run on (base.StreamingBackend.repetition_policy)."""
     try:
         target = BACKENDS[name]
     except KeyError:
@@ -185,7 +186,10 @@ def get_backend(name: str, **options) -> Backend:
             f"The {name} backend needs a package that is not installed ({e.name or e}); "
             f"run: pip install -r requirements.txt"
         ) from e
-    return getattr(module, attr)(**{k: v for k, v in options.items() if v is not None})
+    backend = getattr(module, attr)(**{k: v for k, v in options.items() if v is not None})
+    if not stop_loops:
+        backend.repetition_policy = None
+    return backend
 
 
 class GenerationQueue:

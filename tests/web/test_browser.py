@@ -84,8 +84,9 @@ def free_port() -> int:
 class Server:
     """`streamlit run app.py` on 127.0.0.1 with its data in a temporary folder."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, **env: str) -> None:
         self.data_dir = data_dir
+        self.env = env  # more DOCCHAT_* settings for this server
         self.proc: subprocess.Popen | None = None
         self.port = 0
 
@@ -103,7 +104,7 @@ class Server:
         # One llama.cpp thread: on a busy 2-core machine, two spinning threads fighting the
         # browser and the server for the cores run 20x slower than one.
         env.update(DOCCHAT_DATA_DIR=str(self.data_dir), DOCCHAT_PRESET="raw",
-                   DOCCHAT_N_THREADS="1")
+                   DOCCHAT_N_THREADS="1", **self.env)
         self.log = open(self.data_dir / f"server-{self.port}.log", "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
@@ -145,6 +146,16 @@ def browser():
 @pytest.fixture
 def server(tmp_path):
     s = Server(tmp_path).start()
+    yield s
+    s.kill()
+
+
+@pytest.fixture
+def long_server(tmp_path):
+    """A server whose answers run to max_new_tokens: SmolLM2's essay loops after ~200 tokens,
+    and the loop stop (tested in tests/backends/test_repetition.py) would end it before the
+    server is killed mid-answer."""
+    s = Server(tmp_path, DOCCHAT_STOP_LOOPS="0").start()
     yield s
     s.kill()
 
@@ -366,7 +377,8 @@ def test_three_tabs_ask_at_once_without_mixing(browser, server):
     assert pages[2].locator(f'{MESSAGE} img[src="x"]').count() == 0
 
 
-def test_killed_server_keeps_question_and_partial_answer(browser, server, tmp_path):
+def test_killed_server_keeps_question_and_partial_answer(browser, long_server, tmp_path):
+    server = long_server
     page, _ = open_page(browser, server.url)
     upload(page)
     sid = session_of(page)
