@@ -174,7 +174,8 @@ def stop_ms(page) -> float:
     page.wait_for_function("window.__lat.t1 !== null", timeout=300_000)
     pressed = time.perf_counter()
     page.get_by_role("button", name=re.compile("Stop")).click()
-    page.locator('[data-testid="stChatMessage"]').nth(n0 + 1).get_by_text("Stopped").wait_for(
+    page.locator('[data-testid="stChatMessage"]').nth(n0 + 1).locator(
+        '[data-testid="stCaptionContainer"]').get_by_text("Stopped").wait_for(
         timeout=60_000)
     return round((time.perf_counter() - pressed) * 1000, 1)
 
