@@ -11,7 +11,7 @@ from docchat.config import Settings
 from docchat.context.compare import Comparison, compare
 from docchat.library.store import SessionStore
 from docchat.ui import compare as ui
-from docchat.ui.i18n import LANGUAGES, t
+from docchat.ui.i18n import LANGUAGES, language, t
 from docchat.ui.render import escape_text
 from docchat.ui.resources import load_backend, run_page
 
@@ -76,10 +76,10 @@ def main() -> None:
     if result.verdict == "same":
         return
     st.divider()
-    with st.spinner(t("loading_model", st.session_state.get("lang", "en"))):
+    with st.spinner(t("loading_model", language())):
         backend = load_backend(settings.backend, tuple(settings.backend_options().items()))
     ui.summary_box(store, sid, result, old, new, backend)
     ui.ask_box(store, sid, result, old, new, backend)
 
 
-run_page(main, logger, partial(t, "generic_error", st.session_state.get("lang", "en")))
+run_page(main, logger, partial(t, "generic_error", language()))

@@ -11,6 +11,7 @@ from docchat.context import compare_ask
 from docchat.context.compare import Comparison, Pair
 from docchat.context.redline import DEL_STYLE, INS_STYLE, shortened, to_html
 from docchat.library.store import SessionStore
+from docchat.ui.i18n import language, translate
 from docchat.ui.render import escape_text, safe_markdown
 
 STRINGS: dict[str, dict[str, str]] = {
@@ -73,9 +74,7 @@ MARKS = {"supported": "✅", "partly": "🟡", "not_found": "❌", "exempt": "·
 
 
 def q(key: str, **values) -> str:
-    entry = STRINGS[key]
-    text = entry.get(st.session_state.get("lang", "en")) or entry["en"]
-    return text.format(**values) if values else text
+    return translate(STRINGS, key, language(), **values)
 
 
 def pages(side) -> str:

@@ -143,11 +143,17 @@ STRINGS: dict[str, dict[str, str]] = {
 }
 
 
-def t(key: str, language: str = "en", **values) -> str:
-    """The interface string key in language, formatted with values; English if missing."""
-    entry = STRINGS[key]
+def translate(table: dict, key: str, language: str = "en", **values) -> str:
+    """table[key] in language, formatted with values; English where that language is
+    missing. The one lookup behind every string table of the interface."""
+    entry = table[key]
     text = entry.get(language) or entry["en"]
     return text.format(**values) if values else text
+
+
+def t(key: str, language: str = "en", **values) -> str:
+    """The interface string key in language, formatted with values; English if missing."""
+    return translate(STRINGS, key, language, **values)
 
 
 def ms(value: float | None) -> str:

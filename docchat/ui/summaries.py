@@ -18,6 +18,7 @@ from docchat.summaries.batch import StoredDocument, settings_key
 from docchat.summaries.files import FolderRefused, folder_documents, run_folder, subfolders
 from docchat.summaries.jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_concurrency
 from docchat.summaries.summarize import output_language
+from docchat.ui.i18n import language
 from docchat.ui.render import escape_text, safe_markdown
 from docchat.ui.summary_i18n import duration, t
 
@@ -38,10 +39,6 @@ def registry(db: str) -> SummaryJobs:
 def stored_document(db: str, doc_id: int):
     """A stored document (documents never change once stored)."""
     return SessionStore.open(db).load_document(doc_id)
-
-
-def language() -> str:
-    return st.session_state.get("lang", "en")
 
 
 def q(key: str, **values) -> str:

@@ -90,11 +90,9 @@ STRINGS: dict[str, dict[str, str]] = {
 
 def t(key: str, language: str = "en", **values) -> str:
     """The string key in language (a summaries string, else the chat page's)."""
-    entry = STRINGS.get(key)
-    if entry is None:
+    if key not in STRINGS:
         return i18n.t(key, language, **values)
-    text = entry.get(language) or entry["en"]
-    return text.format(**values) if values else text
+    return i18n.translate(STRINGS, key, language, **values)
 
 
 def duration(seconds: float | None) -> str:
