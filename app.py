@@ -19,6 +19,7 @@ from docchat.ui import chat as chat_ui
 from docchat.ui import sidebar
 from docchat.ui.documents import documents_panel
 from docchat.ui.i18n import init_language, q
+from docchat.ui.links import clicked_view
 from docchat.ui.pageview import open_view
 from docchat.ui.resources import (
     document,
@@ -95,6 +96,8 @@ def main() -> None:
     notice = ask(store, sid, question, docs, backend, options) if question else None
 
     sessions_box = side(backend, options)
+    with st.sidebar:
+        clicked = clicked_view()
     st.title(q("title"))
     sid, docs = documents_panel(store, sid, backend, settings)
     if notice:
@@ -109,7 +112,8 @@ def main() -> None:
         session.warm(backend, session_id=sid, documents=docs, options=options,
                      done=prefetched(db))
     turns = store.turns(sid)
-    open_view(turns, docs, settings.uploads_dir)  # a page link followed: the page, in a dialog
+    # A page link clicked (or followed to this URL): the page, in a dialog, no reload.
+    open_view(turns, docs, settings.uploads_dir, clicked=clicked, live=live)
     if chat_ui.show_conversation(turns, docs, db=db, live=live,
                                  client=st.session_state["client"], remote=remote) \
             and export_slot is not None:  # the export holds the answer just finished

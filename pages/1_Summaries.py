@@ -12,10 +12,13 @@ from docchat.config import Settings
 from docchat.errors import DocchatError
 from docchat.library.store import SessionStore
 from docchat.summaries.batch import zip_summaries
+from docchat.summaries.checks import stored_checks
 from docchat.summaries.files import collections, read_collection, run_folder
 from docchat.summaries.jobs import RunOptions, run_concurrency
 from docchat.ui import summaries as ui
 from docchat.ui.i18n import init_language
+from docchat.ui.links import clicked_view
+from docchat.ui.pageview import open_statement
 from docchat.ui.render import escape_text
 from docchat.ui.resources import load_backend, run_page
 from docchat.ui.sidebar import language_select
@@ -82,7 +85,7 @@ def runs(db: str) -> None:
             ui.show_progress(v, jobs, key="page")
 
 
-def read(store: SessionStore) -> None:
+def read(store: SessionStore, clicked: str | None) -> None:
     """A folder of summaries: its overview on top, one summary with its pages, downloads."""
     st.subheader(q("s_read"))
     base = Path(settings.summaries_dir)
@@ -120,8 +123,15 @@ def read(store: SessionStore) -> None:
     st.download_button(q("s_download"), markdown, file_name=entry.file.name,
                        mime="text/markdown", key="s_download_one", icon=":material/download:")
     doc = ui.stored_document(str(settings.db), entry.doc_id) if entry.doc_id else None
+    checks = stored_checks(store, entry.doc_id, markdown) if doc is not None else None
     with st.container(border=True):
-        ui.show_summary(markdown, doc, key=entry.file.name)
+        ui.show_summary(markdown, doc, key=entry.file.name, checks=checks)
+    # A statement's page link clicked (or followed to this URL): its page, in a dialog.
+    view = clicked or st.query_params.get("view")
+    if "view" in st.query_params:
+        st.query_params.pop("view", None)
+    if doc is not None:
+        open_statement(checks, [doc], settings.uploads_dir, view)
 
 
 def main() -> None:
@@ -129,6 +139,7 @@ def main() -> None:
     init_language(settings.language)
     with st.sidebar:
         language_select()
+        clicked = clicked_view()
     st.title(q("s_title"))
     st.caption(q("s_intro"))
     with st.spinner(q("loading_model")):
@@ -140,7 +151,7 @@ def main() -> None:
         st.fragment(runs, run_every=1.0)(db)
     else:
         runs(db)
-    read(store)
+    read(store, clicked)
 
 
 run_page(main, logger, partial(q, "generic_error"))

@@ -8,6 +8,7 @@ metrics and status ("done", "stopped" or "error").
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import Callable, Iterator, Sequence
@@ -25,6 +26,20 @@ GENERIC_ERROR = "Something went wrong while answering; try again, and see the se
 # Builds the answer: (cancel event, queue callback) -> an iterable Answer (docchat.answer.qa.Answer)
 # (docchat.answer.session.answer_factory makes one).
 AnswerFactory = Callable[[threading.Event, Callable[[int], None]], object]
+
+# The streamed answer is checked again whenever a sentence (or line) ends, at most this often
+# (seconds): a check of 1,000 tokens takes ~50 ms, in its own thread, so the stream never waits.
+LIVE_CHECK_INTERVAL = 0.3
+# Where a finished sentence ends: its closing punctuation (and quotes, brackets, a citation)
+# before a space, a Chinese full stop, or a line end.
+_SENTENCE_END = re.compile(r"[.!?](?:[\"')\]]*)(?:\s*\[[^\]\n]{1,40}\])?(?=\s)|[。！？]"
+                           r"(?:[」』”）)]*)(?:\s*\[[^\]\n]{1,40}\])?|\n")
+
+
+def finished_length(text: str) -> int:
+    """The length of text's finished sentences (0 before the first one ends)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return ends[-1] if ends else 0
 
 
 class Generation(Watched):
@@ -46,10 +61,15 @@ class Generation(Watched):
         self.metrics: dict = {}
         self.error: str | None = None
         self.sources: list[dict] = []
+        # The statement checks of the text streamed so far (AnswerCheck.to_dict() of its
+        # first ``checked`` characters, its finished sentences); the end's check is saved.
+        self.live_check: dict | None = None
+        self.checked = 0
         self.cancel = threading.Event()
         self.answer = None
         self.stop_requested = False
         self._stop_saving = threading.Event()
+        self._stop_checking = threading.Event()
         # Timings (perf_counter seconds / ms), for metrics["app"].
         self.first_chunk_at: float | None = None
         self.backend_called_ms: float | None = None  # asked -> backend.stream() called
@@ -78,11 +98,18 @@ class Generation(Watched):
     def run(self, make_answer: AnswerFactory, open_store: Callable[[], object],
             save_interval: float = 0.5, on_end: Callable[["Generation"], None] | None = None,
             sources: Callable[[str, object], list[dict]] | None = None,
-            marks: Callable[[str, object], dict | None] | None = None) -> None:
-        """Produce the answer (in the calling thread), saving as it grows; never raises."""
+            marks: Callable[[str, object], dict | None] | None = None,
+            check_interval: float = LIVE_CHECK_INTERVAL) -> None:
+        """Produce the answer (in the calling thread), saving as it grows and checking its
+        statements as they end; never raises."""
         saver = threading.Thread(target=self._save_loop, args=(open_store, save_interval),
                                  name=f"docchat-save-{self.turn_id}", daemon=True)
         saver.start()
+        checker = None
+        if marks is not None:
+            checker = threading.Thread(target=self._check_loop, args=(marks, check_interval),
+                                       name=f"docchat-check-{self.turn_id}", daemon=True)
+            checker.start()
         status, error, metrics = "done", None, {}
         answer = None
         try:
@@ -115,6 +142,9 @@ class Generation(Watched):
             metrics["app"] = self._timings()
             if error:
                 metrics["error"] = error
+            self._stop_checking.set()
+            if checker is not None:
+                checker.join(10)
             self._annotate(metrics, getattr(answer, "packed", None), sources, marks)
             self._finish(open_store, status, error, metrics, saver)
             if on_end is not None:
@@ -139,6 +169,29 @@ class Generation(Watched):
             logger.exception("checking the statements of answer %s failed", self.turn_id)
         if _language_mismatch(self.question, self.text):
             metrics["language_mismatch"] = True
+        if _echo(self.text):  # our own instruction said back: no answer at all
+            metrics["echo"] = True
+        if metrics.get("echo") or metrics.get("language_mismatch"):
+            metrics["question_language"] = _language_of(self.question)
+
+    def _check_loop(self, marks: Callable[[str, object], dict | None], interval: float) -> None:
+        """Check the finished sentences of the text so far whenever one more has ended (at
+        most every interval seconds), until the answer ends; the page shows the marks."""
+        version = -1
+        while not self._stop_checking.is_set():
+            version = self.wait(version, interval)
+            text, packed = self.text, getattr(self.answer, "packed", None)
+            cut = finished_length(text)
+            if packed is None or cut <= self.checked or self._stop_checking.is_set():
+                continue
+            try:
+                check = marks(text[:cut], packed)
+            except Exception:  # the end's check logs it again, and saves the answer anyway
+                logger.exception("checking answer %s while it streams failed", self.turn_id)
+                return
+            if check is not None and not self._stop_checking.is_set():
+                self._bump(live_check=check, checked=cut)
+            self._stop_checking.wait(interval)
 
     def _timings(self) -> dict:
         first = self.first_chunk_at
@@ -181,6 +234,22 @@ def _language_mismatch(question: str, answer: str) -> bool:
     except ImportError:  # not part of this installation
         return False
     return answer_language_mismatch(question, answer)
+
+
+def _language_of(question: str) -> str:
+    """ "zh" or "en": the language the question asks in (the one the prompt asks for)."""
+    from docchat.context.prompts import question_language
+
+    return question_language(question)
+
+
+def _echo(answer: str) -> bool:
+    """The answer only repeats our instructions ("请用中文回答。")."""
+    try:
+        from docchat.context.language import echoes_instruction
+    except ImportError:  # not part of this installation
+        return False
+    return echoes_instruction(answer)
 
 
 def _save(store, turn_id: int, **changes) -> None:
@@ -296,7 +365,9 @@ def source_finder(documents: Sequence) -> Callable[[str, object], list[dict]]:
 def mark_finder(documents: Sequence) -> Callable[[str, object], dict | None]:
     """Maps a finished answer's text to its statements' checks against the passages it was
     packed with (docchat.context.claims), as a dict to keep with the turn; None where the
-    checker is not installed or nothing was packed."""
+    checker is not installed or nothing was packed. The passages are gathered once per
+    packed context: a streamed answer is checked again and again against the same ones."""
+    made: list = []  # [(packed, sources)]: the last packed context's passages
 
     def check(text: str, packed) -> dict | None:
         try:
@@ -305,6 +376,8 @@ def mark_finder(documents: Sequence) -> Callable[[str, object], dict | None]:
             return None
         if packed is None:
             return None
-        return check_answer(text, sources_for(packed, documents)).to_dict()
+        if not made or made[0][0] is not packed:
+            made[:] = [(packed, sources_for(packed, documents))]
+        return check_answer(text, made[0][1]).to_dict()
 
     return check

@@ -136,28 +136,46 @@ class PageTarget:
 _VIEW = re.compile(r"^t(\d+)(?:s(\d+)|e(\d+)\.(\d+))$")
 
 
-def page_target(turns: Sequence, documents: Sequence, view: str) -> PageTarget | None:
+def page_target(turns: Sequence, documents: Sequence, view: str,
+                live: dict | None = None) -> PageTarget | None:
     """The page a link names: "t<turn>s<k>" (statement k of an answer's checks) or
     "t<turn>e<i>.<j>" (sentence j of that answer's evidence item i); None when the link no
-    longer matches (the session changed, or the document was removed)."""
+    longer matches (the session changed, or the document was removed). ``live`` maps the
+    turn being written to its metrics so far ({"checks", "evidence"}): its marks are links
+    while it streams."""
     m = _VIEW.match(view or "")
     turn = next((t for t in turns if m and t.id == int(m.group(1))), None)
     if turn is None:
         return None
-    metrics = turn.metrics or {}
+    metrics = (live or {}).get(turn.id) or turn.metrics or {}
     try:
         if m.group(2) is not None:
-            s = metrics["checks"]["statements"][int(m.group(2))]
-            doc_id, page, span = s.get("doc_id"), s.get("page"), s.get("span")
-            passage = s.get("support") or ""
-        else:
-            item = metrics["evidence"][int(m.group(3))]
-            s = item["sentences"][int(m.group(4))]
-            doc_id, page, span, passage = item.get("doc_id"), s.get("number"), None, s["text"]
+            return statement_target(metrics["checks"]["statements"][int(m.group(2))],
+                                    documents)
+        item = metrics["evidence"][int(m.group(3))]
+        s = item["sentences"][int(m.group(4))]
+        return _target(documents, item.get("doc_id"), None, s.get("number"), None, s["text"])
     except (KeyError, IndexError, TypeError):
         return None
+
+
+def statement_target(statement: dict, documents: Sequence) -> PageTarget | None:
+    """The page of one checked statement (AnswerCheck.to_dict()'s): its support's, or, for
+    a statement that contradicts the document, the page that says otherwise."""
+    c = statement.get("conflict")
+    if c:
+        return _target(documents, c.get("doc_id", statement.get("doc_id")), c.get("document"),
+                       c.get("page"), c.get("span"), c.get("text") or c.get("says") or "")
+    return _target(documents, statement.get("doc_id"), statement.get("document"),
+                   statement.get("page"), statement.get("span"), statement.get("support") or "")
+
+
+def _target(documents: Sequence, doc_id, name: str | None, page: int | None, span,
+            passage: str) -> PageTarget | None:
     doc = next((d for i, d in enumerate(documents) if d.id == doc_id or
                 (d.id is None and i == doc_id)), None)
+    if doc is None and name:
+        doc = next((d for d in documents if d.name == name), None)
     if doc is None or not passage:
         return None
     if page is None or doc.page(page) is None:  # a text document: the page that has it

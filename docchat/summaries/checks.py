@@ -6,10 +6,13 @@ reference markers ("[2]", "[3] [4]", one per line after a paper's bibliography) 
 final summary is then checked statement by statement against the document's text
 (``check_summary``, with docchat.context.claims.check_answer), and the Markdown file
 carries the result (``mark_statements``): a page marker after each supported statement
-that has none, a marker after each statement not found, and a legend line.
+that has none, a marker after each statement not found (or that contradicts the document:
+what the page says instead), and a legend line. The store keeps the check with the summary
+(``stored_checks`` finds it again for a summary file), so the app marks it as the chat does.
 """
 from __future__ import annotations
 
+import json
 import logging
 import re
 from types import SimpleNamespace
@@ -31,12 +34,37 @@ _BLANKS = re.compile(r"\n{3,}")
 NOT_FOUND = {"en": "*(not found in the document)*", "zh": "*（文档中未找到）*"}
 
 
-def legend(found: int, total: int, language: str = "en") -> str:
-    """The line under a checked summary: "4 of 6 statements found in the documents" (found:
-    AnswerCheck.supported; statements supported only in part are not counted)."""
+def legend(found: int, total: int, language: str = "en", against: int = 0) -> str:
+    """The line under a checked summary: "4 of 6 statements found in the documents; 1
+    contradicts them" (found: AnswerCheck.supported; statements supported only in part are
+    not counted; against: statements that contradict the document)."""
     if language == "zh":
-        return f"{total} 条陈述中有 {found} 条可在文档中找到"
-    return f"{found} of {total} statement{'s' if total != 1 else ''} found in the documents"
+        line = f"{total} 条陈述中有 {found} 条可在文档中找到"
+        return line + (f"；{against} 条与文档矛盾" if against else "")
+    line = f"{found} of {total} statement{'s' if total != 1 else ''} found in the documents"
+    if against:
+        line += f"; {against} contradict{'s' if against == 1 else ''} them"
+    return line
+
+
+def conflict_of(statement) -> dict | None:
+    """The checker's ``conflict`` of a statement (what the document says against it) as a
+    dict, or None; the checker may give a dict or a record, or have no such field."""
+    c = getattr(statement, "conflict", None)
+    if not c or isinstance(c, dict):
+        return c or None
+    return {k: getattr(c, k, None) for k in ("kind", "document", "doc_id", "page", "label",
+                                              "span", "text", "says")}
+
+
+def stored_checks(store, doc_id: int, markdown: str) -> dict | None:
+    """The statement checks the store keeps with the summary whose file text is markdown
+    ({"body": the summary text, **AnswerCheck.to_dict()}), or None (an older summary, or a
+    file written by another run since)."""
+    for row in store.db["summaries"].rows_where("doc_id = ?", [doc_id]):
+        if row.get("checks") and row["markdown"] == markdown:
+            return json.loads(row["checks"])
+    return None
 
 
 def drop_citation_runs(text: str) -> str:
@@ -87,12 +115,22 @@ def mark_statements(text: str, check: AnswerCheck | None, language: str = "en") 
         if mark:
             end = s.start + len(text[s.start:s.end].rstrip())
             out = out[:end] + " " + mark + out[end:]
-    return f"{out.rstrip()}\n\n_{legend(check.supported, check.total, language)}._\n"
+    against = sum(conflict_of(s) is not None for s in check.statements)
+    return f"{out.rstrip()}\n\n_{legend(check.supported, check.total, language, against)}._\n"
 
 
 def _mark(statement: Statement, language: str) -> str:
     if statement.status == claims.EXEMPT:
         return ""
+    c = conflict_of(statement)
+    if c is not None:
+        page = c.get("label") or c.get("page")
+        says = " ".join(str(c.get("says") or c.get("text") or "").split()).replace("*", "")
+        if language == "zh":
+            where = f"第 {page} 页" if page else "文档"
+            return f"*（与文档矛盾：{where}写的是“{says}”）*"
+        where = f"p. {page}" if page else "it"
+        return f"*(contradicts the document: {where} says “{says}”)*"
     if statement.status == claims.NOT_FOUND:
         return NOT_FOUND["zh" if language == "zh" else "en"]
     if statement.label is None or statement.label in statement.cited:

@@ -106,6 +106,26 @@ STRINGS: dict[str, dict[str, str]] = {
     "mk_legend": {"en": "dimmed: not found in the documents; dotted: found in part; "
                         "p. N: open the page",
                   "zh": "变淡：文档中未找到；虚线：部分找到；第 N 页：打开该页"},
+    "mk_legend_conflict": {"en": "; red, struck through: contradicts the document",
+                           "zh": "；红色删除线：与文档矛盾"},
+    "mk_conflict": {"en": "Contradicts the document (p. {page}): the document says “{says}”",
+                    "zh": "与文档矛盾（第 {page} 页）：文档写的是“{says}”"},
+    "mk_conflict_text": {"en": "Contradicts the document ({doc}): it says “{says}”",
+                         "zh": "与文档矛盾（{doc}）：文档写的是“{says}”"},
+    "mk_summary_conflict": {"en": "; {n} contradicts them", "zh": "；{n} 句与文档矛盾"},
+    "mk_summary_conflicts": {"en": "; {n} contradict them", "zh": "；{n} 句与文档矛盾"},
+    "mk_live": {"en": "checked so far", "zh": "已核对部分"},
+    "mk_echo": {"en": "The model could not answer in {lang}: it only repeated the "
+                      "instruction it was given (“{echo}”). The passages that match your "
+                      "question are below; a larger model (DOCCHAT_MODEL) or a server "
+                      "(DOCCHAT_BACKEND=openai) can answer.",
+                "zh": "模型无法用{lang}回答：它只是重复了给它的指令（“{echo}”）。下面是与问题"
+                      "相关的段落；更大的模型（DOCCHAT_MODEL）或服务器（DOCCHAT_BACKEND=openai）"
+                      "可以回答。"},
+    "mk_language_evidence": {"en": " The passages that match your question are shown below.",
+                             "zh": "与问题相关的段落显示在下方。"},
+    "lang_zh": {"en": "Chinese", "zh": "中文"},
+    "lang_en": {"en": "English", "zh": "英文"},
     "mk_repetition": {"en": "The answer was cut: it repeated itself.",
                       "zh": "回答已截断：模型在重复同样的内容。"},
     "mk_language": {"en": "The model did not answer in the question's language: it cannot "

@@ -9,7 +9,7 @@ import logging
 
 import streamlit as st
 
-from docchat.answer.session import PageTarget, page_target
+from docchat.answer.session import PageTarget, page_target, statement_target
 from docchat.library import pages
 from docchat.ui.i18n import q
 
@@ -25,17 +25,39 @@ def rendered(path: str, number: int, passage: str, page_text: str, ocr: bool,
                         language=language)
 
 
-def open_view(turns: list, docs: list, uploads_dir) -> None:
-    """Open the page a ?view= link names (then drop the link, so the next rerun does not
-    open it again)."""
-    view = st.query_params.get("view")
+def open_view(turns: list, docs: list, uploads_dir, clicked: str | None = None,
+              live=None) -> None:
+    """Open the page a page link names: ``clicked`` (a click in this tab, through
+    docchat.ui.links) or a ?view= link followed (then the link is dropped, so the next rerun
+    does not open it again). ``live``: the answer being written (its marks are links too)."""
+    view = clicked or st.query_params.get("view")
+    if "view" in st.query_params:
+        st.query_params.pop("view", None)
     if not view:
         return
-    st.query_params.pop("view", None)
-    target = page_target(turns, docs, view)
+    streaming = {} if live is None or live.done else {
+        live.turn_id: {"checks": live.live_check, "evidence": live.evidence}}
+    target = page_target(turns, docs, view, live=streaming)
     if target is None:
         st.toast(q("pv_missing"))
         return
+    show_dialog(target, uploads_dir)
+
+
+def open_statement(checks: dict | None, docs: list, uploads_dir, view: str | None) -> None:
+    """Open the page of statement "s<k>" of a check (a summary's) in the dialog."""
+    if not view or not checks or not view.startswith("s") or not view[1:].isdigit():
+        return
+    statements = checks.get("statements") or []
+    k = int(view[1:])
+    target = statement_target(statements[k], docs) if k < len(statements) else None
+    if target is None:
+        st.toast(q("pv_missing"))
+        return
+    show_dialog(target, uploads_dir)
+
+
+def show_dialog(target: PageTarget, uploads_dir) -> None:
     page = target.document.page(target.page)
     title = q("pv_title", doc=target.document.name, page=page.label or page.number)
     st.dialog(title, width="large")(show_page)(target, uploads_dir)

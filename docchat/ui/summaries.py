@@ -18,6 +18,7 @@ from docchat.summaries.batch import StoredDocument, settings_key
 from docchat.summaries.files import FolderRefused, folder_documents, run_folder, subfolders
 from docchat.summaries.jobs import JobView, RunOptions, SummaryJob, SummaryJobs, run_concurrency
 from docchat.summaries.summarize import output_language
+from docchat.ui import marks
 from docchat.ui.i18n import language
 from docchat.ui.render import escape_text, safe_markdown
 from docchat.ui.summary_i18n import duration, t
@@ -159,13 +160,26 @@ def named(name: str, message: str) -> str:
 
 
 # --- reading ------------------------------------------------------------------------
-def show_summary(markdown: str, doc, key: str, nested: bool = False) -> None:
+def show_summary(markdown: str, doc, key: str, nested: bool = False,
+                 checks: dict | None = None) -> None:
     """A summary, rendered safely, then each page it cites, openable as chat sources are.
+    With its stored checks, its statements are marked as the chat's answers are: page links
+    (they open the page view), not found dimmed, contradictions struck through, the count.
 
     nested: drawn inside an expander or popover, where expanders may not go, so the
-    cited pages are picked from a list instead.
+    cited pages are picked from a list instead (and the marks name pages, not links).
     """
-    st.markdown(safe_markdown(markdown))
+    check = marks.check_from(checks) if checks and doc is not None else None
+    if check is None:
+        st.markdown(safe_markdown(markdown))
+    else:
+        head = summary_head(markdown)
+        if head:
+            st.markdown(safe_markdown(head))
+        st.markdown(marks.answer_html(checks.get("body") or "", check, lang=language(),
+                                      href=None if nested else statement_link),
+                    unsafe_allow_html=True)
+        marks.show_summary(check, language())
     if doc is None:
         return
     found = citations.find_sources(markdown, [doc])
@@ -182,6 +196,19 @@ def show_summary(markdown: str, doc, key: str, nested: bool = False) -> None:
         with st.expander(escape_text(f"{s.doc_name} · p. {s.label}"),
                          icon=":material/description:"):
             st.markdown(safe_markdown(page.text) if page else q("page_missing"))
+
+
+def statement_link(n: int) -> tuple[str, str]:
+    """A summary statement's page link on the Summaries page: (URL, view id)."""
+    return marks.view_link("", f"s{n}"), f"s{n}"
+
+
+def summary_head(markdown: str) -> str:
+    """A summary file's title and metadata line (what comes before the summary's text)."""
+    parts = markdown.split("\n\n", 2)
+    if len(parts) == 3 and parts[0].startswith("# ") and parts[1].startswith("_"):
+        return f"{parts[0]}\n\n{parts[1]}"
+    return ""
 
 
 _INDEX_LINK = re.compile(r"\[((?:[^\]\\]|\\.)+)\]\([^)\s]+\.md\)")
@@ -215,7 +242,8 @@ def document_summary(store: SessionStore, doc, backend, settings, session_id: st
     if stored is not None:
         with st.popover(q("s_summary_of", name=doc.name), icon=":material/article:",
                         use_container_width=True):
-            show_summary(stored["markdown"], doc, key=f"chat_{doc.id}", nested=True)
+            show_summary(stored["markdown"], doc, key=f"chat_{doc.id}", nested=True,
+                         checks=stored.get("checks"))
 
 
 @st.fragment(run_every=1.0)
