@@ -1,6 +1,7 @@
 """Background answers: saved while they stream, stoppable, errors kept, one per session."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -263,3 +264,85 @@ def test_a_failing_checker_still_saves_the_answer(db_path, caplog):
     saved = store.turns(sid)[-1]
     assert saved.status == "done" and saved.content == "fine" and "checks" not in saved.metrics
     assert "checker bug" in caplog.text
+
+
+def test_finished_length_ends_at_the_last_finished_sentence():
+    from docchat.answer.chat import finished_length
+
+    assert finished_length("The port is 8731") == 0
+    assert finished_length("The port is 8731. It") == len("The port is 8731.")
+    assert finished_length("The port is 8731 [p. 1]. It") == len("The port is 8731 [p. 1].")
+    assert finished_length("Version 3.5 is") == 0  # a decimal point ends nothing
+    assert finished_length("端口是 8731。它") == len("端口是 8731。")
+    assert finished_length("- one\n- tw") == len("- one\n")
+
+
+class Held:
+    """An answer that streams its first part, then waits for the test before the rest (so
+    the test sees the answer mid-stream without timing anything)."""
+
+    def __init__(self, answer, first: str, rest: str, release: threading.Event) -> None:
+        self._answer, self._first, self._rest, self._release = answer, first, rest, release
+        self.packed, self.metrics, self.stopped, self.evidence = answer.packed, {}, False, None
+
+    def __iter__(self):
+        yield from re.findall(r"\S+\s*", self._first)  # word pieces, as a backend streams
+        assert self._release.wait(20)
+        yield from re.findall(r"\s*\S+", self._rest)
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_the_streamed_answer_is_checked_sentence_by_sentence_before_it_ends(db_path):
+    from docchat.answer.chat import mark_finder
+    from docchat.library.uploads import ingest_upload
+
+    store = SessionStore.open(db_path)
+    doc = ingest_upload(store, "notes.md", b"# Notes\n\nThe lid is **blue**. The box weighs "
+                        b"12 kg.\n", db_path.parent / "uploads", 5).document
+    sid = store.create_session()
+    store.add_turn(sid, "user", "What colour is the lid?")
+    turn = store.add_turn(sid, "assistant", "", status="streaming")
+    g = Generation(sid, turn, "What colour is the lid?")
+    first = "The lid is blue. It was made on the Moon in 1850. The box"
+    rest = " weighs 99 kg."
+    release = threading.Event()
+
+    def make(cancel, on_queue):
+        a = ask([doc], g.question, EchoBackend(reply=first), preset="raw", cancel=cancel,
+                on_queue=on_queue)
+        return Held(a, first, rest, release)
+
+    Generations().start(g, make, lambda: SessionStore.open(db_path), marks=mark_finder([doc]))
+    live = factories_wait(lambda: g.live_check if g.checked and len(
+        g.live_check["statements"]) == 2 else None)
+    # Mid-stream: the two finished sentences are checked, the unfinished one is not yet.
+    assert not g.done and g.checked == len("The lid is blue. It was made on the Moon in 1850.")
+    assert [s["status"] for s in live["statements"]] == ["supported", "not_found"]
+    release.set()
+    assert g.join(10)
+    final = store.turns(sid)[-1].metrics["checks"]  # the end's check is the one saved
+    assert [s["status"] for s in final["statements"]] == ["supported", "not_found", "not_found"]
+
+
+def factories_wait(predicate, timeout: float = 20.0):
+    import factories
+
+    return factories.wait_for(predicate, timeout, poll=0.01)
+
+
+def test_an_answer_that_echoes_the_instruction_is_noted(db_path):
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "端口是多少？")
+    Generations().start(g, factory(EchoBackend(reply="请用中文回答。")),
+                        lambda: SessionStore.open(db_path))
+    assert g.join(10)
+    metrics = store.turns(sid)[-1].metrics
+    assert metrics["echo"] and metrics["question_language"] == "zh"
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "What is the port?")
+    Generations().start(g, factory(EchoBackend(reply="The port is 8731 [p. 2].")),
+                        lambda: SessionStore.open(db_path))
+    assert g.join(10)
+    assert "echo" not in store.turns(sid)[-1].metrics

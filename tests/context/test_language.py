@@ -32,3 +32,24 @@ def test_answer_language_mismatch(question, answer, mismatch):
 def test_text_language():
     assert text_language(EN_A) == "en" and text_language(ZH_A) == "zh"
     assert text_language("42 [p. 3]") is None
+
+
+@pytest.mark.parametrize("answer, echo", [
+    ("请用中文回答。", True),  # SmolLM2's whole answer to a Chinese question, once
+    ("请用中文回答。 [p. 2]", True),
+    ("Answer in English.", True),
+    ("You answer questions about the user's documents. Use only the document excerpts.", True),
+    ("## 文档摘录", True),
+    ("The default port is 8731 [p. 1].", False),
+    ("端口是 8731。请用中文回答。", False),  # an answer, with the echo after it
+    ("根据文档摘录，端口是8731。", False),
+    ("The answer is in the documents.", False),
+    # Saying the documents lack the answer is what the prompt asks for: no echo.
+    ("The documents do not contain the answer.", False),
+    ("文档中没有相关内容。", False),
+    ("", False),
+])
+def test_an_answer_that_only_repeats_our_instruction_is_told(answer, echo):
+    from docchat.context.language import echoes_instruction
+
+    assert echoes_instruction(answer) is echo

@@ -71,3 +71,68 @@ def test_check_of_reads_the_saved_dict_and_ignores_turns_without_one():
     saved = of([st("A is 1.", answer, "supported", document="g", label="1")]).to_dict()
     assert marks.check_of({"checks": saved}).supported == 1
     assert marks.check_of({}) is None and marks.check_of({"checks": {"statements": []}}) is None
+
+
+CONFLICT = {"kind": "number", "document": "g.pdf", "page": 2, "label": "1",
+            "span": [0, 24], "text": "The default port is 8731.", "says": "8731"}
+
+
+def with_conflict(answer: str):
+    """The check of an answer whose second statement contradicts its page, as saved (the
+    checker's Statement may or may not have the conflict field: the dict has it)."""
+    checked = of([st("The lid is blue.", answer, "supported", document="g.pdf", page=2,
+                     label="1"),
+                  st("The port is 9999.", answer, "not_found"),
+                  st("It was built on the Moon.", answer, "not_found")]).to_dict()
+    checked["statements"][1]["conflict"] = dict(CONFLICT)
+    return marks.check_from(checked)
+
+
+def test_a_contradiction_is_struck_through_linked_to_its_page_and_counted():
+    answer = "The lid is blue. The port is 9999. It was built on the Moon."
+    check = with_conflict(answer)
+    assert marks.conflict(check.statements[1]) == CONFLICT
+    assert marks.conflict(check.statements[2]) is None and marks.conflicts(check) == 1
+    out = marks.answer_html(answer, check, session_id="abc", turn_id=4, lang="en")
+    span = re.search(r'<span class="dc-statement dc-conflict" data-status="not_found" '
+                     r'data-n="1" data-conflict="number" title="([^"]*)" style="([^"]*)">'
+                     r'The port is 9999\.</span>', out)
+    assert span, out
+    assert span.group(1) == ("Contradicts the document (p. 1): the document says "
+                             "\N{LEFT DOUBLE QUOTATION MARK}8731\N{RIGHT DOUBLE QUOTATION MARK}")
+    assert "line-through" in span.group(2)
+    # Its link opens the page that says otherwise; a plain "not found" stays dimmed.
+    assert re.search(r'</span> <sup class="dc-page dc-conflict-page" data-citation="conflict">'
+                     r'<a href="\?session=abc&amp;view=t4s1" target="_self" data-view="t4s1"'
+                     r'[^>]*>✗ p\. 1</a></sup>', out)
+    assert 'data-status="not_found" data-n="2" title="Not found in the documents" ' \
+           'style="opacity:0.5">' in out
+    assert marks.summary_line(check, "en") == \
+        "1 of 3 statements found in the documents; 1 contradicts them"
+    assert marks.summary_line(check, "zh") == "3 句中有 1 句在文档中找到；1 句与文档矛盾"
+    assert "red, struck through: contradicts the document" in marks.legend(check, "en")
+    assert "contradicts" not in marks.legend(marks.check_from(of([st(
+        "A.", "A.", "not_found")]).to_dict()), "en")
+    # The evidence stays open: the passage that says otherwise is in it.
+    assert marks.evidence_open(check) and marks.mostly_unfound(check)
+    assert marks.export_lines(check)[3] == ("- contradicts the document (g.pdf, p. 1: it says "
+                                            "\u201c8731\u201d): The port is 9999.")
+
+
+def test_one_contradiction_keeps_the_evidence_open_even_when_most_are_found():
+    answer = "The lid is blue. The box is red. The port is 9999."
+    checked = of([st("The lid is blue.", answer, "supported", document="g.pdf", label="1"),
+                  st("The box is red.", answer, "supported", document="g.pdf", label="1"),
+                  st("The port is 9999.", answer, "not_found")]).to_dict()
+    checked["statements"][2]["conflict"] = dict(CONFLICT)
+    check = marks.check_from(checked)
+    assert not marks.mostly_unfound(check) and marks.evidence_open(check)
+
+
+def test_a_page_link_can_be_plain_text_or_point_elsewhere():
+    answer = "The lid is blue."
+    check = of([st("The lid is blue.", answer, "supported", document="g.pdf", label="1")])
+    assert marks.answer_html(answer, check, lang="en", href=None).endswith(
+        '<sup class="dc-page" data-citation="">p. 1</sup>')
+    out = marks.answer_html(answer, check, lang="en", href=lambda n: (f"?view=s{n}", f"s{n}"))
+    assert '<a href="?view=s0" target="_self" data-view="s0">p. 1</a>' in out

@@ -45,7 +45,13 @@ class ScriptedBackend(factories.Scripted):
         SCRIPT.setdefault("requests", []).append(request)
         if SCRIPT.get("fail"):
             raise SCRIPT["fail"]
-        yield from super().stream(request)
+        out = ""
+        for piece in super().stream(request):
+            out += piece
+            yield piece
+            held = SCRIPT.get("hold")  # (text, event): once text is out, wait for the test
+            if held and held[0] in out and not held[1].is_set():
+                assert held[1].wait(30)
 
 
 @pytest.fixture(autouse=True)
@@ -597,3 +603,111 @@ def test_a_loop_cut_and_the_language_note_once(scripted):
     at.chat_input[0].set_value("保修期多长？").run()
     assert len(at.chat_message) == 4
     assert len([i for m in at.chat_message for i in m.info]) == 1  # said once in a session
+
+
+LIVE = ("The default port is 8731 [p. 2]. The Frobnicator was built on the Moon in 1850. "
+        "The warranty lasts 99 years. And then")
+
+
+def test_statements_are_marked_while_the_answer_streams(scripted):
+    release = threading.Event()
+    scripted.update(reply=LIVE + " some more words.", hold=("And then", release))
+    at = uploaded(GUIDE)
+    sid = at.query_params["session"]
+    asking = threading.Thread(
+        target=lambda: at.chat_input[0].set_value("What is the default port?").run(timeout=60))
+    asking.start()
+    try:
+        def marked_tab():  # a second tab follows the answer live, marks included
+            tab = app(session=sid)
+            shown = " ".join(texts(tab.chat_message[1].markdown)) if len(
+                tab.chat_message) == 2 else ""
+            return (tab, shown) if len(statuses(shown)) == 3 else None
+
+        tab, shown = wait_for(marked_tab)
+        # Mid-answer (the backend holds "And then"): the three finished sentences are
+        # checked and marked (a supported one linked to its page; the invented one and the
+        # one with another number than the page's not found), the unfinished rest is not.
+        assert store().turns(sid)[-1].status == "streaming"
+        assert [s for s, _ in statuses(shown)] == ["supported", "not_found", "not_found"]
+        turn = store().turns(sid)[-1]
+        assert f'data-view="t{turn.id}s0">p. 1</a>' in shown  # its printed label
+        assert "99 years.</span> And" in shown  # the unfinished sentence, shown unmarked
+        live = " ".join(texts(tab.chat_message[1].caption))
+        assert "1 of 3 statements found in the documents" in live and "checked so far" in live
+        # The live mark's link opens its page while the answer is still being written.
+        view = opened(sid, f"t{turn.id}s0")
+        assert 'data-exact="true"' in next(m.value for m in dialog(view).get("markdown")
+                                           if "dc-highlight" in m.value)
+    finally:
+        release.set()
+        asking.join(30)
+    assert not asking.is_alive() and not at.exception
+    final = store().turns(sid)[-1]
+    assert final.status == "done" and final.metrics["checks"]["total"] == 4
+    assert "checked so far" not in " ".join(texts(at.chat_message[1].caption))
+
+
+def test_a_contradiction_is_marked_counted_kept_after_a_reload_and_exported(scripted):
+    from docchat.ui.sidebar import export
+
+    scripted["reply"] = "The default port is 8731. The default port is 9999."
+    at = asked("What is the default port?")
+    sid = at.query_params["session"]
+    turn = store().turns(sid)[-1]
+    metrics = dict(turn.metrics)
+    statements = metrics["checks"]["statements"]
+    assert [s["status"] for s in statements] == ["supported", "not_found"]
+    # What the checker says of a statement that contradicts its passage (its conflict
+    # field), as saved with the turn.
+    page = statements[0]
+    statements[1]["conflict"] = {"kind": "number", "document": "guide.pdf", "doc_id":
+                                 page["doc_id"], "page": page["page"], "label": page["label"],
+                                 "span": page["span"], "text": page["support"],
+                                 "says": "8731"}
+    store().update_turn(turn.id, metrics=metrics)
+    again = app(session=sid)  # a reload: the marks come from SQLite
+    answer = again.chat_message[1]
+    shown = answer.markdown[0].value
+    assert 'class="dc-statement dc-conflict" data-status="not_found" data-n="1" ' \
+           'data-conflict="number"' in shown
+    assert "Contradicts the document (p. 1): the document says \u201c8731\u201d" in shown
+    assert f'data-view="t{turn.id}s1" style="color:#c5221f"' in shown
+    caption = next(c for c in texts(answer.caption) if "statements found" in c)
+    assert "1 of 2 statements found in the documents; 1 contradicts them" in caption
+    assert "red, struck through: contradicts the document" in caption
+    assert answer.expander[-1].label == "Passages that match your question"
+    assert answer.expander[-1].proto.expanded  # the passage that says otherwise, in view
+    exported = export(str(Settings.from_env().db), sid)
+    assert "_1 of 2 statements found in the documents; 1 contradicts them._" in exported
+    assert ("- contradicts the document (guide.pdf, p. 1: it says \u201c8731\u201d): "
+            "The default port is 9999.") in exported
+    # Its link opens the page that says otherwise, the sentence highlighted.
+    box = dialog(opened(sid, f"t{turn.id}s1"))
+    assert 'data-page="2"' in next(m.value for m in box.get("markdown")
+                                   if "dc-highlight" in m.value)
+    context = next(m.value for m in box.get("markdown") if "dc-context" in m.value)
+    assert '<mark class="dc-passage">The default port is 8731.</mark>' in context
+
+
+def test_an_answer_that_echoes_the_instruction_is_not_shown_as_one(scripted):
+    scripted["reply"] = "请用中文回答。"
+    at = asked("默认端口是多少？")
+    answer = at.chat_message[1]
+    turn = store().turns(at.query_params["session"])[-1]
+    assert turn.metrics["echo"] and turn.content == "请用中文回答。"  # kept as written
+    (warning,) = answer.warning
+    assert warning.value.startswith("The model could not answer in Chinese: it only repeated "
+                                    "the instruction it was given (“请用中文回答。”).")
+    assert not [m for m in texts(answer.markdown) if m.strip() == "请用中文回答。"]
+    assert not answer.info  # said once, in the warning
+    assert answer.expander[-1].label == "Passages that match your question"
+    assert answer.expander[-1].proto.expanded and "8731" in answer.expander[-1].markdown[0].value
+
+
+def test_an_answer_in_another_language_says_so_and_keeps_the_evidence_open(scripted):
+    scripted["reply"] = "The default port is 8731 [p. 2]."
+    at = asked("默认端口是多少？")
+    answer = at.chat_message[1]
+    assert "did not answer in the question's language" in answer.info[0].value
+    assert answer.expander[-1].proto.expanded
