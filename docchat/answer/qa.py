@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Sequence
 from docchat.answer.pacing import Pacer
 from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
+from docchat.backends.repetition import cut_text
 from docchat.context.conversation import Conversation
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
@@ -335,6 +336,7 @@ def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer:
             yield chunk
     finally:
         answer.stopped = pacer.stopped
+        answer.text = _without_loop(answer.text, request.stats, answer.packed.language)
         answer.metrics = _metrics(pacer.metrics(request.stats).to_dict(), answer, plan)
         answer.done = True
         m, budget = answer.metrics, plan.budget
@@ -342,6 +344,15 @@ def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer:
                     "budget=%s stopped=%s", backend.name, m.get("prompt_tokens"),
                     m.get("prompt_reused"), m.get("completion_tokens"),
                     m.get("model", {}).get("ttft_ms"), budget.prompt_budget, answer.stopped)
+
+
+def _without_loop(text: str, stats, language: str | None) -> str:
+    """A looping answer's text up to where the loop began, and the note that says it was cut
+    there (the stream already stopped at the loop; the words shown before it say it once)."""
+    cut = getattr(stats, "repetition_at", None)
+    if getattr(stats, "finish_reason", None) != "repetition" or cut is None or cut > len(text):
+        return text
+    return cut_text(text, cut, language if language in ("en", "zh") else None)
 
 
 def _metrics(m: dict, answer: Answer, plan: _Plan) -> dict:

@@ -345,3 +345,20 @@ def test_an_append_only_conversation_through_ask_and_the_stored_turns():
     prior = backend.count_prompt_tokens(sent[:3])
     assert follow.budget.prompt_budget == prior + 1500
     assert follow.packed.tokens - prior <= int(0.25 * 1500) + 8  # still about the port rule
+
+
+@pytest.mark.parametrize("loop, language", [("It loops here again. ", "en"),
+                                            ("系统通过先记录内层循环的轨迹来处理嵌套循环。", "zh")])
+def test_a_looping_answer_keeps_the_text_before_the_loop_and_says_it_was_cut(loop, language):
+    from factories import Looping
+
+    from docchat.backends.repetition import NOTE
+    prose = "The guide covers setup and ports. " if language == "en" else "本指南介绍安装和端口。"
+    question = "What is this guide about?" if language == "en" else "这份指南讲什么？"
+    answer = ask([doc()], question, Looping(prose, loop), preset="raw")
+    streamed = "".join(answer)
+    assert answer.metrics["finish_reason"] == "repetition"
+    kept = answer.text[: -len(NOTE[language])].rstrip()
+    assert streamed.startswith(kept)  # what was shown, less any loop after it
+    assert kept.count(loop.strip()) == 1  # the kept answer says it once
+    assert kept.startswith(prose.strip()) and answer.text.endswith(NOTE[language])
