@@ -66,7 +66,12 @@ class RateMeter:
     def add(self, tokens: int, seconds: float, start: int = 0) -> None:
         if tokens < self.min_tokens or seconds <= 0:
             return
-        work = self.work(start, start + tokens)
+        self.add_work(self.work(start, start + tokens), seconds)
+
+    def add_work(self, work: float, seconds: float) -> None:
+        """A sample already counted at the start-of-prompt rate (RateMeter.work)."""
+        if work < self.min_tokens or seconds <= 0:
+            return
         with self._lock:
             self._tokens = self._tokens * self.decay + work
             self._seconds = self._seconds * self.decay + seconds

@@ -168,7 +168,8 @@ class LlamaCppBackend(StreamingBackend):
         self.llama = llama
         self.rate_meter = RateMeter(span=model_span(llama))
         self.decode_threads = int(getattr(llama, "n_threads", 0) or 1)
-        self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch))
+        self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch),
+                                     BATCH_SECONDS, (MIN_BATCH, MAX_BATCH))
         self.decode_chooser = DecodeThreadChooser(decode_thread_candidates(n_threads))
         self._prompt_threads = int(getattr(llama, "n_threads_batch", 0) or self.decode_threads)
         self.model = Path(llama.model_path).name
@@ -179,6 +180,7 @@ class LlamaCppBackend(StreamingBackend):
         # and adapted after each batch (later ones attend to more context).
         self.prefill_batch = prefill_batch
         self.batch_tokens: int | None = None
+        self.read_batches: list[tuple[int, int, int, float]] = []
         if probe_tokens:
             self.probe(probe_tokens)
 
@@ -233,9 +235,13 @@ class LlamaCppBackend(StreamingBackend):
         self.llama.reset()
         self.llama.eval(tokens[:MIN_BATCH])  # page in the weights, untimed
         self.llama.reset()
-        start = time.perf_counter()
-        done = self._read(tokens, len(tokens), GenerationRequest(messages=[]), lambda: False)
-        self.rate_meter.add(done, time.perf_counter() - start)
+        self._read(tokens, len(tokens), GenerationRequest(messages=[]), lambda: False)
+        # The rate of the count the chooser settled on: its rechecks of the others are
+        # rarer in a long prompt than in these few batches.
+        best = self.threads.best()
+        chosen = [b for b in self.read_batches if b[0] == best] or self.read_batches
+        self.rate_meter.add_work(sum(self.rate_meter.work(p, p + n) for _, p, n, _ in chosen),
+                                 sum(t for *_, t in chosen))
         self.llama.reset()
         return self.prefill_rate()
 
@@ -254,22 +260,24 @@ class LlamaCppBackend(StreamingBackend):
         stats.prefill_started_at = started
         total = len(tokens)
         self._progress(request, reused, total, reused, started)
-        n = self.prefill_batch or self.batch_tokens or batch_size(self.prefill_rate())
+        default = self.batch_tokens or batch_size(self.prefill_rate())
+        self.read_batches = []  # (threads, position, tokens, seconds) of this read
         pos = reused
         while pos < upto and not interrupted():
             threads = self._set_prompt_threads(self.threads.pick())
+            n = self.prefill_batch or self.threads.size(threads, default)
             step = time.perf_counter()
             batch = tokens[pos:min(upto, pos + n)]
             llama.eval(batch)
-            pos += len(batch)
             took = time.perf_counter() - step
-            if len(batch) == n:  # a short last batch says little about the rate
-                self.threads.record(threads, len(batch), took)
-            if len(batch) == n and took > 0 and not self.prefill_batch:
-                # Later batches attend to more context: follow the measured time.
-                n = max(MIN_BATCH, min(MAX_BATCH, int((n * n * BATCH_SECONDS / took) ** 0.5)))
+            self.read_batches.append((threads, pos, len(batch), took))
+            pos += len(batch)
+            # A fixed prefill_batch keeps its size; the chooser sizes the others.
+            self.threads.record(threads, len(batch), took, full=len(batch) == n)
+            if self.prefill_batch:
+                self.threads.sizes.pop(threads, None)
             self._progress(request, pos, total, reused, started)
-        self.batch_tokens = n
+        self.batch_tokens = self.threads.size(self.threads.best() or 0, default)
         return pos
 
     def _set_prompt_threads(self, n: int) -> int:

@@ -52,41 +52,76 @@ def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None)
 
 
 class ThreadChooser:
-    """Chooses how many threads read prompts from the speed they were measured to read.
+    """Chooses how many threads read prompts from the speed they were measured to read, and
+    how many tokens each batch of that count holds.
 
-    Each candidate is tried on one full batch first; after that the fastest so far is
-    used, and every EXPLORE_EVERY-th batch goes to the least recently tried other
-    candidate, so a machine that became busy (or idle) is noticed within a few seconds.
-    Rates are exponential averages (tokens per second) so one noisy batch cannot decide.
+    Each candidate is tried on one batch first; after that the fastest so far is used, and
+    a slower one is rechecked after EXPLORE_EVERY batches, twice as long after each recheck
+    that finds it still slower (up to MAX_EVERY), so a machine that became busy (or idle)
+    is noticed within a few seconds while an idle one spends few batches on the slower
+    count. Each count has its own batch size, sized to take BATCH_SECONDS at its own
+    measured speed: a recheck of a count that collapsed (two spinning threads beside a
+    browser) is then a short batch, not seconds of reading at a tenth of the speed. Rates
+    are exponential averages (tokens per second), so one noisy batch cannot decide, except
+    that a batch in which the current choice read slower than another count's rate hands
+    over at once.
     """
 
-    EXPLORE_EVERY = 6
+    EXPLORE_EVERY, MAX_EVERY = 6, 48
     ALPHA = 0.5
 
-    def __init__(self, candidates: list[int]) -> None:
+    def __init__(self, candidates: list[int], seconds: float = 0.25,
+                 sizes: tuple[int, int] = (8, 512)) -> None:
         self.candidates = list(candidates) or [1]
+        self.seconds, (self.min_size, self.max_size) = seconds, sizes
         self.rates: dict[int, float] = {}
+        self.sizes: dict[int, int] = {}
         self.tried_at: dict[int, int] = {}
         self.batches = 0
+        self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
+        self._due = {c: 0 for c in self.candidates}
+
+    def best(self) -> int | None:
+        known = [c for c in self.candidates if c in self.rates]
+        return max(known, key=lambda c: self.rates[c]) if known else None
 
     def pick(self) -> int:
         for c in self.candidates:
             if c not in self.rates:
                 return c
-        best = max(self.candidates, key=lambda c: self.rates[c])
-        if len(self.candidates) > 1 and self.batches % self.EXPLORE_EVERY == 0:
-            others = [c for c in self.candidates if c != best]
-            return min(others, key=lambda c: self.tried_at.get(c, -1))
-        return best
+        best = self.best()
+        due = [c for c in self.candidates if c != best and self.batches >= self._due[c]]
+        return min(due, key=lambda c: self._due[c]) if due else best
 
-    def record(self, threads: int, tokens: int, seconds: float) -> None:
-        if tokens <= 0 or seconds <= 0:
+    def size(self, threads: int, default: int) -> int:
+        """Tokens for the next batch read with this many threads."""
+        return self.sizes.get(threads, default)
+
+    def record(self, threads: int, tokens: int, seconds: float, full: bool = True) -> None:
+        """A batch of tokens read in seconds; full: it held size(threads) tokens (a short last
+        batch says little about the rate, and does not resize)."""
+        if tokens <= 0 or seconds <= 0 or not full:
             return
+        was = self.best()
         self.batches += 1
         rate = tokens / seconds
         old = self.rates.get(threads)
-        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
+        others = [r for c, r in self.rates.items() if c != threads]
+        if old is None or (threads == was and others and rate < max(others)):
+            self.rates[threads] = rate  # the choice slowed below another: hand over now
+        else:
+            self.rates[threads] = (1 - self.ALPHA) * old + self.ALPHA * rate
         self.tried_at[threads] = self.batches
+        # Later batches attend to more context: follow the measured time.
+        size = int((tokens * tokens * self.seconds / seconds) ** 0.5)
+        self.sizes[threads] = max(self.min_size, min(self.max_size, size))
+        best = self.best()
+        if best != was:  # a new leader: recheck the others at the base interval
+            self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
+            self._due = {c: self.batches + self.EXPLORE_EVERY for c in self.candidates}
+        elif threads != best:  # rechecked and still slower: look again later
+            self._every[threads] = min(self.MAX_EVERY, 2 * self._every[threads])
+            self._due[threads] = self.batches + self._every[threads]
 
 
 def decode_thread_candidates(n_threads: int | None) -> list[int]:
