@@ -59,7 +59,10 @@ def test_summarize_an_attached_document_then_ask_about_it():
     assert stored is not None and "three conditions" in stored["markdown"]
     popover = at.get("popover")[0]
     assert "Summary of BSD.txt" in str(popover.proto)
-    assert "three conditions" in popover.children[0].value
+    shown = " ".join(m.value for m in popover.get("markdown"))
+    assert "three conditions" in shown
+    if stored.get("checks"):  # its statements marked as in the chat, pages named (no links
+        assert 'class="dc-statement"' in shown and "<a " not in shown  # in a popover)
     # ... and in the conversation, with its cited page openable like an answer's sources.
     user, answer = at.chat_message
     assert user.markdown[0].value == "Summarize BSD.txt."

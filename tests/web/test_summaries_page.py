@@ -151,7 +151,8 @@ def test_documents_from_the_library_and_their_page_references(downloads):
     at.button(key="s_start_btn").click().run()
     assert jobs().list()[0].join(10)
     at = page()
-    body = next(m for m in texts(at.markdown) if m.startswith("# Summary:"))
+    assert any(m.startswith("# Summary:") for m in texts(at.markdown))
+    body = " ".join(texts(at.markdown))
     assert "&lt;script&gt;" in body and "<script>" not in body
     ref = next(e for e in at.expander if e.label == "BSD.txt · p. 1")
     assert "Redistribution and use in source and binary forms" in ref.markdown[0].value
@@ -230,3 +231,43 @@ def test_an_encrypted_pdf_opens_with_the_runs_password():
     at.button(key="s_start_btn").click().run()
     job = jobs().list()[0]
     assert job.join(10) and [i.status for i in job.snapshot().items] == ["done"]
+
+
+def test_a_summary_shows_its_statement_marks_and_its_page_links_open_the_page(downloads):
+    import re
+
+    s = SessionStore.open(Settings.from_env().db)
+    doc = ingest_upload(s, "BSD.txt", BSD[1], Settings.from_env().uploads_dir, 5).document
+    SCRIPT.update(reply="Redistribution and use in source and binary forms are permitted. "
+                        "It was written on the Moon in 1850.")
+    at = page()
+    at.multiselect(key="s_pick").select(doc.id).run()
+    at.button(key="s_start_btn").click().run()
+    assert jobs().list()[0].join(10)
+    at = page()
+    stored = next(iter(s.db["summaries"].rows_where("doc_id = ?", [doc.id])))
+    checks = __import__("json").loads(stored["checks"])
+    body = next(m for m in texts(at.markdown) if 'class="dc-statement"' in m)
+    shown = re.findall(r'class="dc-statement[^"]*" data-status="(\w+)" data-n="(\d+)"', body)
+    assert [st for st, _ in shown] == ["supported", "not_found"]
+    assert [st for st, _ in shown] == [x["status"] for x in checks["statements"]
+                                       if x["status"] != "exempt"]
+    assert '<a href="?view=s0" target="_self" data-view="s0">BSD.txt</a>' in body
+    assert 'title="Not found in the documents" style="opacity:0.5">It was written on the Moon' \
+        in body
+    assert any("1 of 2 statements found in the documents" in c and "dimmed" in c
+               for c in texts(at.caption))
+    # The file (the download, the export) carries the marks as text.
+    one = next(b for b in at.get("download_button") if b.proto.label == "Download Markdown")
+    exported = downloads[one.proto.url].decode()
+    assert "*(not found in the document)*" in exported
+    assert "_1 of 2 statements found in the documents._" in exported
+    # The link, followed: the passage in its context, highlighted.
+    view = AppTest.from_file(PAGE, default_timeout=30)
+    view.query_params["view"] = "s0"
+    view.run()
+    assert not view.exception
+    (box,) = [b for b in view._tree.children[2].children.values() if b.type == "dialog"]
+    context = next(m.value for m in box.get("markdown") if "dc-context" in m.value)
+    assert '<mark class="dc-passage">Redistribution and use in source and binary forms' \
+        in context
