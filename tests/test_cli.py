@@ -97,6 +97,38 @@ def test_ask_json_with_echo_backend(tmp_path, data_dir):
     assert all(name == "headers.pdf" for name, _ in out["pages"])
 
 
+def test_ask_says_what_it_waits_for_on_stderr(tmp_path, data_dir):
+    r = run("ask", data_dir / "headers.pdf", "-q", "Hello there", "--backend", "echo",
+            "--db", tmp_path / "t.db", "--json")
+    assert r.exit_code == 0, r.output
+    said = r.stderr.splitlines()
+    assert said[:2] == ["Loading the echo backend...", "Reading the documents..."] or \
+        said[0] == "Loading the echo backend..."
+    assert any(line.startswith("Loading the echo backend: ") and line.endswith(" s")
+               for line in said)
+    assert any(line.startswith("Reading the documents: ") for line in said)
+    assert "Reading the documents" not in r.stdout  # stdout stays the JSON alone
+    json.loads(r.stdout)
+
+
+def test_waiting_ticks_on_a_terminal_and_says_the_time_at_the_end():
+    import io
+    import time
+
+    from docchat.cli.common import waiting
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    with waiting("Loading the model", every=0.05, out=out):
+        time.sleep(0.2)
+    text = out.getvalue()
+    assert text.startswith("Loading the model...") and "\rLoading the model... 0 s" in text
+    assert text.endswith(" s\n") and "\rLoading the model: 0." in text
+
+
 def test_ask_streams_text(tmp_path, data_dir):
     r = run("ask", data_dir / "headers.pdf", "-q", "Hello there", "--backend", "echo",
             "--db", tmp_path / "t.db", "--preset", "quick")

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -70,15 +73,47 @@ def _print_ocr_progress(p) -> None:
     click.echo(f"OCR: page {p.page} ({p.done}/{p.total}), {p.elapsed_s:.0f}s{left}", err=True)
 
 
+@contextmanager
+def waiting(label: str, every: float = 2.0, out=None):
+    """Say on stderr what is being waited for: "label..." at once; on a terminal the seconds
+    so far every `every` s on the same line; "label: 12.3 s" when it is done."""
+    out = out or sys.stderr
+    tty = hasattr(out, "isatty") and out.isatty()
+    start, done = time.perf_counter(), threading.Event()
+
+    def tick() -> None:
+        while not done.wait(every):
+            out.write(f"\r{label}... {time.perf_counter() - start:.0f} s")
+            out.flush()
+
+    out.write(f"{label}...")
+    out.write("" if tty else "\n")
+    out.flush()
+    ticker = threading.Thread(target=tick, daemon=True) if tty else None
+    if ticker is not None:
+        ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        if ticker is not None:
+            ticker.join()
+        out.write(f"{chr(13) if tty else ''}{label}: {time.perf_counter() - start:.1f} s\n")
+        out.flush()
+
+
 def _load_backend(settings: Settings):
     from docchat.backends import get_backend
 
-    return get_backend(settings.backend, **settings.backend_options())
+    with waiting(f"Loading the {settings.backend} backend"
+                 + (f" ({settings.model})" if settings.model else "")):
+        return get_backend(settings.backend, **settings.backend_options())
 
 
 def _documents_for(paths, settings: Settings, store: SessionStore, password, tokenizer=None):
-    results = ingest_all(store, paths, settings, password, tokenizer=tokenizer,
-                         show_progress=False)
+    with waiting("Reading the documents"):
+        results = ingest_all(store, paths, settings, password, tokenizer=tokenizer,
+                             show_progress=False, on_ocr_progress=_print_ocr_progress)
     failed = [r for r in results if r.error]
     if failed:
         raise click.ClickException("; ".join(r.error for r in failed))
