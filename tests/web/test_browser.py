@@ -496,22 +496,21 @@ def test_statement_marks_survive_a_reload_and_a_page_link_highlights_the_sentenc
         assert m.get_attribute("title")
     page.screenshot(path=ARTIFACTS / "browser-marks.png", full_page=True)
 
-    # The evidence's page link: the page reloads with ?view=, the page opens in a dialog.
+    # The evidence's page link: the page opens in a dialog in place, with no navigation
+    # (the tab's live state, here a variable of its window, survives the click).
     evidence = answer.get_by_text("Passages that match your question")
     link = answer.locator("a.dc-evidence-page").first
     if not link.is_visible():
         evidence.click()
     href = link.get_attribute("href")
+    page.evaluate("window.__beforeClick = 'kept'")
     link.click()
     dialog = page.get_by_role("dialog")
     dialog.locator("img").first.wait_for(timeout=60_000)
     wait_idle(page)
+    assert page.evaluate("window.__beforeClick") == "kept"
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
     assert "view=" not in page.url and f"session={sid}" in page.url
-    # Still marked after the reload (the marks come from SQLite).
-    again = page.locator(MESSAGE).nth(1)
-    again.locator(".dc-statement").first.wait_for(timeout=30_000)
-    assert shown_marks(again) == statuses
-    assert again.get_by_text(counted).count() == 1
     page.screenshot(path=ARTIFACTS / "browser-page-view.png")
     highlight = dialog.locator(".dc-highlight")
     assert highlight.get_attribute("data-exact") == "true", href
@@ -553,3 +552,27 @@ def test_statement_marks_survive_a_reload_and_a_page_link_highlights_the_sentenc
     for x0, y0, _x1, y1 in boxes:
         assert yellow(image.getpixel((x0 + 2, (y0 + y1) // 2)))  # the box's own edge
     assert not yellow(image.getpixel((width - 5, y0 + 2)))  # the page above the highlight
+
+    # Closed, then a statement's own page link: the dialog again, still no navigation.
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="detached", timeout=30_000)
+    statement_link = answer.locator(".dc-page a[data-view]").first
+    if statement_link.count():
+        statement_link.click()
+        page.get_by_role("dialog").locator(".dc-context").wait_for(timeout=60_000)
+        assert page.evaluate("window.__beforeClick") == "kept"
+        page.keyboard.press("Escape")
+        page.get_by_role("dialog").wait_for(state="detached", timeout=30_000)
+    # A reload: still marked (the marks come from SQLite).
+    page.reload()
+    page.get_by_test_id("stChatInputTextArea").wait_for(timeout=60_000)
+    wait_idle(page)
+    again = page.locator(MESSAGE).nth(1)
+    again.locator(".dc-statement").first.wait_for(timeout=30_000)
+    assert shown_marks(again) == statuses
+    assert again.get_by_text(counted).count() == 1
+    # The link shared (opened as a URL): the same page view opens from its query parameters.
+    page.goto(str(httpx.URL(server.url).join(href)))
+    page.get_by_role("dialog").locator(".dc-highlight").wait_for(state="attached",
+                                                                 timeout=60_000)
+    assert page.get_by_role("dialog").locator("mark.dc-passage").inner_text() == sentence
