@@ -26,8 +26,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from docchat.context import facts
-from docchat.context.retrieval import STOPWORDS, index_terms, translate_terms
+from docchat.context import clauses, facts
+from docchat.context.retrieval import index_terms, translate_terms
 from docchat.context.sources import Source, sources_for  # noqa: F401 (the claims API)
 from ingest.segment import cjk_ratio
 
@@ -57,6 +57,9 @@ class Statement:
     citation: str | None = None  # "ok" | "wrong" | "corrected" | None (nothing cited)
     reason: str | None = None  # why it is not supported: "2.5x is not in the passage"
     support: str | None = None  # the supporting sentences
+    # Where the passage says otherwise (status "not_found"): {"kind": "number" | "negation" |
+    # "name", "document", "page", "label", "span", "text" (that sentence), "says" ("10x")}.
+    conflict: dict | None = None
 
     def to_dict(self) -> dict:
         return {"text": self.text, "status": self.status, "document": self.document,
@@ -64,7 +67,7 @@ class Statement:
                 "span": list(self.span) if self.span else None, "score": self.score,
                 "start": self.start, "end": self.end, "doc_id": self.doc_id,
                 "cited": list(self.cited), "citation": self.citation, "reason": self.reason,
-                "support": self.support}
+                "support": self.support, "conflict": self.conflict}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Statement":
@@ -75,7 +78,7 @@ class Statement:
                    label=d.get("label"), span=tuple(span) if span else None,
                    score=float(d.get("score", 0.0)), cited=list(d.get("cited") or ()),
                    citation=d.get("citation"), reason=d.get("reason"),
-                   support=d.get("support"))
+                   support=d.get("support"), conflict=d.get("conflict") or None)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class _Passages:
         self._names: dict[str, int] | None = None
         self.joined = [self.adjacent(k) for k in range(len(self.spans))]
         self._facts: dict[int, tuple] = {}
+        self._clauses: dict[int, list] = {}
 
     def text(self, lo: int, hi: int) -> str:
         return " ".join(self.sources[self.spans[k][0]].text[self.spans[k][1]:self.spans[k][2]]
@@ -158,6 +162,14 @@ class _Passages:
         as names elsewhere."""
         found, initials = facts.name_words(self.text(lo, hi))
         return set(found) | {w for w in initials if w in self.names}
+
+    def clauses_of(self, k: int) -> list:
+        """Sentence k's clauses with their facts (clauses.split), made once."""
+        got = self._clauses.get(k)
+        if got is None:
+            got = self._clauses[k] = clauses.split(self.text(k, k), _words, known=self.names,
+                                                   sentence=k)
+        return got
 
     def facts_of(self, k: int):
         got = self._facts.get(k)
@@ -190,6 +202,8 @@ class _Match:
     core: int  # the window's sentence that matches the statement best
     reason: str | None = None
     status: str = NOT_FOUND
+    conflict: clauses.Conflict | None = None  # a fact its window states otherwise
+    closeness: float = 0.0  # how closely its clauses match the statement's (clauses.compare)
 
 
 def _groups(words: list[str], translate: bool) -> list[set[str]]:
@@ -237,48 +251,76 @@ def _candidates(p: _Passages, groups, weights) -> list[_Match]:
     return out
 
 
-def _judge(m: _Match, claim: facts.Claim, p: _Passages) -> _Match:
-    """The match's status from its score and the claim's facts in its window."""
-    window = [p.facts_of(k) for k in range(m.lo, m.hi + 1)]
-    nums = set().union(*(w[0] for w in window))
-    text = " ".join(w[1] for w in window)
-    missing = facts.missing_numbers(set(claim.numbers), nums)
-    # A number only a neighbouring sentence has: at most partly (it may be another figure).
-    aside = not missing and facts.missing_numbers(set(claim.numbers), p.facts_of(m.core)[0])
+def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages) -> _Match:
+    """The match's status from its score and the claim's facts in its window: clause by
+    clause (clauses.py), then the window's numbers and names."""
     status = SUPPORTED if m.score >= SUPPORTED_AT else PARTLY if m.score >= PARTLY_AT \
         else NOT_FOUND
-    reason = None
-    core = _core_sentence(p, m)
+    if status == NOT_FOUND:
+        return _Match(m.lo, m.hi, m.score, m.core, "not found in the documents" if m.score > 0
+                      else None, NOT_FOUND)
+    theirs = [c for k in range(m.lo, m.hi + 1) for c in p.clauses_of(k)]
+    verdict = clauses.compare(mine, theirs, lambda t: p.idf.get(t, p.unseen))
+    if verdict.conflict is not None:
+        return _Match(m.lo, m.hi, m.score, m.core, _says(p, verdict.conflict), NOT_FOUND,
+                      verdict.conflict, verdict.closeness)
+    window = [p.facts_of(k) for k in range(m.lo, m.hi + 1)]
+    text = " ".join(w[1] for w in window)
+    missing = facts.missing_numbers(set(claim.numbers), set().union(*(w[0] for w in window)))
     named = set(claim.names) | {w for w in claim.initials if w in p.names}
     absent = [n for n in sorted(named) if not _has_word(text, n)]
+    unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
+    reason = None
     if missing:
         status, reason = NOT_FOUND, f"{', '.join(missing)} not in the passage"
-    elif status != NOT_FOUND and facts.opposite(claim.text, p.text(core, core), _words):
-        status = NOT_FOUND
-        reason = "the passage says the opposite" if claim.negated else "the passage negates it"
-    elif absent:
-        # A name the documents lack is made up; one the passage lacks while it names
-        # something else instead ("SpiderMonkey" for its "TraceMonkey") is swapped; one
-        # named elsewhere in the passages (the document's subject) is fine.
-        unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
-        others = p.window_names(m.lo, m.hi) - named
-        rare = [n for n in absent if p.names.get(n, 0) < SUBJECT_NAMED]
-        if unknown:
-            status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
-        elif (others or rare) and status == SUPPORTED:
-            status, reason = PARTLY, f"{', '.join(absent)} not in the passage"
-    if aside and status == SUPPORTED:
-        status, reason = PARTLY, f"{', '.join(aside)} is in the next sentence"
-    if status == NOT_FOUND and reason is None and m.score > 0:
-        reason = "not found in the documents"
-    return _Match(m.lo, m.hi, m.score, m.core, reason, status)
+    elif unknown:
+        status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
+    elif status == SUPPORTED:
+        reason = _partly(verdict, p)
+        status = PARTLY if reason else SUPPORTED
+    return _Match(m.lo, m.hi, m.score, m.core, reason, status, None, verdict.closeness)
+
+
+def _partly(verdict: clauses.Verdict, p: _Passages) -> str | None:
+    """Why a statement whose words are there is only partly supported: a clause the passage
+    does not hold, or a number or a name that is not in or beside its clause (a name the
+    passages make their subject may be left out there: "It reaches 25x")."""
+    if verdict.unaligned:
+        return f"“{_short(verdict.unaligned[0])}” is not in the passage"
+    if verdict.far_numbers:
+        return f"{', '.join(verdict.far_numbers)} is in another sentence"
+    names = [n for n in verdict.far_names if p.names.get(n.lower(), 0) < SUBJECT_NAMED]
+    if names:
+        return f"{', '.join(names)} not in that sentence"
+    return None
+
+
+def _short(text: str, words: int = 8) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "") if parts else text
+
+
+def _says(p: _Passages, conflict: clauses.Conflict) -> str:
+    source = p.sources[p.spans[conflict.clause.sentence][0]]
+    where = f"p. {source.label or source.page}" if source.page is not None else source.document
+    if conflict.kind == "negation":
+        return f"the document says the opposite: “{conflict.says}” ({where})"
+    return f"{conflict.mine} not in the passage: the document says {conflict.says} ({where})"
+
+
+def _conflict_dict(p: _Passages, conflict: clauses.Conflict) -> dict:
+    i, a, b = p.spans[conflict.clause.sentence]
+    s = p.sources[i]
+    return {"kind": conflict.kind, "document": s.document, "page": s.page, "label": s.label,
+            "span": [s.offset + a, s.offset + b], "text": " ".join(s.text[a:b].split()),
+            "says": conflict.says}
 
 
 def _words(text: str) -> list[str]:
     return [t for t in index_terms(text) if t not in _STOP_TERMS]
 
 
-_STOP_TERMS = frozenset(index_terms(" ".join(STOPWORDS)))
+_STOP_TERMS = frozenset(index_terms(" ".join(facts.FUNCTION_WORDS)))
 
 
 def _has_word(text: str, word: str) -> bool:
@@ -291,10 +333,15 @@ def _has_word(text: str, word: str) -> bool:
     return False
 
 
-_RANK = {SUPPORTED: 2, PARTLY: 1, NOT_FOUND: 0}
+_RANK = {SUPPORTED: 3, PARTLY: 1, NOT_FOUND: 0}
+CONFLICT_RANK = 2  # a window that says otherwise outranks one that only partly matches
+CLOSER_BY = 0.05  # and a supporting one where it matches the statement this much closer
 
 
 def _best(matches: list[_Match], p: _Passages, cited: list[str]) -> _Match | None:
+    """The match that tells the statement's status: a clean one before one that says
+    otherwise before one that only partly matches, unless the one whose clauses match the
+    statement's clearly more closely says otherwise: then it does."""
     if not matches:
         return None
     # The statement is about the passages it matches best: a fact-clean window elsewhere
@@ -304,8 +351,15 @@ def _best(matches: list[_Match], p: _Passages, cited: list[str]) -> _Match | Non
 
     def key(m: _Match):
         on_cited = _label(p, m) in cited
-        return (_RANK[m.status], on_cited, round(m.score, 6), -(m.hi - m.lo), -m.lo)
-    return max(matches, key=key)
+        rank = CONFLICT_RANK if m.conflict is not None else _RANK[m.status]
+        return (rank, on_cited, round(m.score, 6), round(m.closeness, 6), -(m.hi - m.lo),
+                -m.lo)
+    best = max(matches, key=key)
+    if best.status == SUPPORTED and len(matches) > 1:
+        closest = max(matches, key=lambda m: (m.closeness, m.conflict is not None))
+        if closest.conflict is not None and closest.closeness > best.closeness + CLOSER_BY:
+            return closest
+    return best
 
 
 def _label(p: _Passages, m: _Match) -> str | None:
@@ -345,7 +399,9 @@ def check_answer(answer: str, sources: Sequence[Source], *, embedder=None) -> An
             translate = (cjk_ratio(answer) >= 0.3) != p.zh and bool(p.spans)
         groups = _groups(words, translate)
         weights = [max(p.idf.get(t, p.unseen) for t in g) for g in groups]
-        pending.append((start, end, cited, c, _candidates(p, groups, weights), groups,
+        mine = clauses.split(c.text, _words, known=p.names, groups=lambda piece, tr=translate:
+                             _groups(facts.content_words(piece), tr))
+        pending.append((start, end, cited, c, _candidates(p, groups, weights), mine,
                         weights))
         out.append(None)
     _add_dense(pending, p, embedder)
@@ -368,10 +424,11 @@ def _add_dense(pending, p: _Passages, embedder) -> None:
 
 
 def _statement(answer: str, item, p: _Passages) -> Statement:
-    start, end, cited, claim, matches, _, _ = item
+    start, end, cited, claim, matches, mine, _ = item
     text = answer[start:end]
     top = max((m.score for m in matches), default=0.0)
-    best = _best([_judge(m, claim, p) for m in matches if m.score >= top - MARGIN], p, cited)
+    best = _best([_judge(m, claim, mine, p) for m in matches if m.score >= top - MARGIN], p,
+                 cited)
     if best is None or best.score <= 0:
         reason = "not found in the documents"
         return Statement(text, start, end, NOT_FOUND, cited=cited,
@@ -385,4 +442,5 @@ def _statement(answer: str, item, p: _Passages) -> Statement:
     return Statement(text, start, end, best.status, source.document, source.doc_id,
                      source.page if found else None, source.label if found else None,
                      span if found else None, round(best.score, 3), cited, citation,
-                     best.reason, p.text(best.lo, best.hi) if found else None)
+                     best.reason, p.text(best.lo, best.hi) if found else None,
+                     _conflict_dict(p, best.conflict) if best.conflict else None)

@@ -144,19 +144,27 @@ def _unit(raw: str | None) -> str:
 def numbers(text: str) -> set[tuple[str, str]]:
     """The numbers of text as (value, unit): "1,000" -> ("1000", ""), "2.50x" -> ("2.5",
     "x"), "25 percent" -> ("25", "%"), "ten" -> ("10", ""), "三十天" -> ("30", "")."""
-    out: set[tuple[str, str]] = set()
+    return {(v, u) for v, u, _, _ in number_spans(text)}
+
+
+def number_spans(text: str) -> list[tuple[str, str, int, int]]:
+    """(value, unit, start, end) of each number of text, in order (see numbers())."""
+    out: list[tuple[str, str, int, int]] = []
     for m in _NUMBER.finditer(text):
         value = m.group(1).replace(",", "")
         frac = (m.group(2) or "").rstrip("0").rstrip(".")
-        out.add((str(int(value)) + frac if value.isdigit() else value + frac, _unit(m.group(3))))
+        out.append((str(int(value)) + frac if value.isdigit() else value + frac,
+                    _unit(m.group(3)), m.start(), m.end()))
     for m in _WORD_NUMBER.finditer(text):
         v = _WORD_NUMBERS[m.group(1).lower()]
-        out.add((v[:-1], "x") if v.endswith("x") else (v, ""))
+        out.append((v[:-1], "x", m.start(), m.end()) if v.endswith("x")
+                   else (v, "", m.start(), m.end()))
     for m in _ZH_NUMBER.finditer(text):
         v = _zh_value(m.group(1))
         if v is not None:
-            out.add((str(v), "x" if text[m.end():m.end() + 1] == "倍" else ""))
-    return out
+            times = text[m.end():m.end() + 1] == "倍"
+            out.append((str(v), "x" if times else "", m.start(), m.end() + times))
+    return sorted(out, key=lambda n: n[2])
 
 
 def missing_numbers(claim: set[tuple[str, str]], support: set[tuple[str, str]]) -> list[str]:
@@ -190,8 +198,14 @@ def names(text: str) -> set[str]:
 def name_words(text: str) -> tuple[list[str], set[str]]:
     """(each name of text, as often as it occurs; the capitalised words that open a sentence,
     which may be names or not: "Asymptote can read ...", "Speedups were ..."), lower-cased."""
-    out: list[str] = []
-    initials: set[str] = set()
+    found = name_spans(text)
+    return [n[0] for n in found if not n[3]], {n[0] for n in found if n[3]}
+
+
+def name_spans(text: str) -> list[tuple[str, str, int, bool]]:
+    """(lower-cased, as written, start, opens a sentence) of each capitalised word of text
+    that is or may be a name (see name_words)."""
+    out: list[tuple[str, str, int, bool]] = []
     starts = {a for a, _ in sentence_spans(text, lines=True)}
     for m in _NAME.finditer(text):
         word = m.group(1)
@@ -200,11 +214,8 @@ def name_words(text: str) -> tuple[list[str], set[str]]:
             continue
         at_start = m.start() in starts or _after_opening(text, m.start())
         inner_caps = any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
-        if at_start and not inner_caps and low not in _MONTHS:
-            initials.add(low)
-            continue
-        out.append(low)
-    return out, initials
+        out.append((low, word, m.start(), at_start and not inner_caps and low not in _MONTHS))
+    return out
 
 
 def _after_opening(text: str, i: int) -> bool:
@@ -217,40 +228,33 @@ def is_month(name: str) -> bool:
     return name in _MONTHS
 
 
+# Negation cues (English and Chinese), longest first so that a cue's span ends where the
+# words it governs begin ("不得使用": 不得, then 使用).
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere)\b|n['’]t\b"
-    r"|不|没有|没|无需|无须|无法|无|不得|未|非|勿|禁止|切勿", re.IGNORECASE)
-# Words that contain a negation cue but do not negate: "not only", 不同 (different), 无论.
-_NOT_NEGATION = re.compile(
-    r"\bnot only\b|\bno doubt\b|\bnonetheless\b|\bnevertheless\b|不同|不过|不仅|不断|不少|不久"
-    r"|不但|不管|不论|不错|不妨|不禁|无论|并非只|未来|未必|非常|非得|无线|除非|是非",
+    r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere|unable|"
+    r"fail(?:s|ed|ing)?\s+to|lacks?|lacking)\b|n['’]t\b"
+    r"|不得|不可|不能|不必|不用|不要|不|没有|没|无需|无须|无法|无|未|非|勿|别|禁止|切勿",
     re.IGNORECASE)
+# Words that contain a negation cue but do not negate: "not only", 不同 (different), 无论,
+# 特别 (especially), "No. 5".
+_NOT_NEGATION = re.compile(
+    r"\bnot only\b|\bno doubt\b|\bno matter\b|\bnonetheless\b|\bnevertheless\b"
+    r"|\bno\.(?=\s*\d)|\bwhether or not\b|\bnot to mention\b"
+    r"|不同|不过|不仅|不断|不少|不久|不但|不管|不论|不错|不妨|不禁|无论|并非只|未来|未必|非常|非得"
+    r"|无线|除非|是非|特别|区别|分别|类别|级别|识别|个别|告别|差别|辨别|性别|派别|鉴别|判别|别的|别人"
+    r"|别名|别处|别称",
+    re.IGNORECASE)
+
+
+def negation_cues(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each negation cue of text ("does not require", 不得, 无需, "fails to")."""
+    kept = _NOT_NEGATION.sub(lambda m: " " * len(m.group(0)), text)
+    return [m.span() for m in _NEGATION.finditer(kept)]
 
 
 def negated(text: str) -> bool:
     """Whether text says something is not so ("does not require", 不得, 无需)."""
-    return _NEGATION.search(_NOT_NEGATION.sub(" ", text)) is not None
-
-
-_CLAUSE = re.compile(r"[，,；;：:]|\s(?:but|while|whereas|although|though)\s|但是?|而且?|然而")
-
-
-def opposite(claim_text: str, support: str, words) -> bool:
-    """Whether a clause of the claim says the opposite of the support's clause that matches it
-    best ("does not require" against "must", 无需 against 必须): the claim's clauses with two
-    or more words, each against the support's clause holding most of them. words: text ->
-    its index terms."""
-    theirs = [(set(words(c)), negated(c)) for c in _CLAUSE.split(support) if c and c.strip()]
-    for clause in _CLAUSE.split(claim_text):
-        if not clause or not clause.strip():
-            continue
-        mine = set(words(clause))
-        if len(mine) < 2 or not theirs:
-            continue
-        best = max(theirs, key=lambda t: len(t[0] & mine))
-        if len(best[0] & mine) * 2 >= len(mine) and best[1] != negated(clause):
-            return True
-    return False
+    return bool(negation_cues(text))
 
 
 # Sentences that state no fact about the documents.
@@ -339,8 +343,18 @@ def split_statements(answer: str) -> list[tuple[int, int, list[str]]]:
     return out
 
 
+# The search stopwords that carry a statement's meaning ("only the frames mentioned in the
+# list", "all", "more"): questions drop them, statements keep them.
+_MEANINGFUL = frozenset(
+    "list mentioned mentions only use used using show covered covering covers dealing deals "
+    "describe described describes describing discussed discusses discussing explain "
+    "explained explaining explains further give get more most other same once one ones all "
+    "each every both some any over under own again too very thing things way ways".split())
+FUNCTION_WORDS = frozenset(STOPWORDS) - _MEANINGFUL
+
+
 def content_words(text: str) -> list[str]:
     """The words of text that name something: jieba words and lower-cased words, without
-    question and function words, in order, unique."""
-    words = [t for t in terms(text) if t not in STOPWORDS and t.strip()]
+    function words, in order, unique."""
+    words = [t for t in terms(text) if t not in FUNCTION_WORDS and t.strip()]
     return list(dict.fromkeys(words))

@@ -53,12 +53,14 @@ def test_changed_number_is_not_supported():
 
 def test_changed_name_is_not_supported():
     s = one("SpiderMonkey achieves up to the 25x speedup on bitops-bitwise-and.")
-    assert s.status != SUPPORTED and "spidermonkey" in s.reason
+    assert s.status == NOT_FOUND and "SpiderMonkey" in s.reason
+    assert s.conflict["kind"] == "name" and s.conflict["says"] == "TraceMonkey"
 
 
 def test_negation_is_not_supported():
     s = one("The tenant does not have to pay the rent within 30 days of the invoice.")
-    assert s.status == NOT_FOUND and "opposite" in s.reason
+    assert s.status == NOT_FOUND and s.conflict["kind"] == "negation"
+    assert s.reason.startswith("the document says") and "(p. 10)" in s.reason
 
 
 def test_chinese_statements():

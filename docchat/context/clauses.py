@@ -1,0 +1,316 @@
+"""Clause-level fact checks for the claim checker (claims.py).
+
+A statement and its support are cut into clauses (at commas, semicolons, colons and the
+conjunctions that join clauses: "but", "while", "and", 但是, 而且, ...). Each clause of the
+statement is aligned with the support's clause that holds most of its words (weighted by how
+rare they are), and its facts are compared with that clause's:
+
+- negation: each cue ("not", "never", "without", "fails to", n't, 不, 没有, 无需, 不得, ...)
+  governs the words after it in its clause; a cue on one side whose words the other side
+  states without a cue is the opposite ("does not require a password" / "requires a
+  password");
+- numbers: a number of the statement that the aligned clause lacks while it holds another of
+  the same unit, counting the same thing ("60 days" / "30 days", "2.5x" / "10x");
+- names: a name of the statement that neither the aligned clause nor its neighbours hold
+  while the aligned clause names another one ("SpiderMonkey" / "TraceMonkey").
+
+Such a fact is a Conflict: the passage says otherwise. A clause no support clause holds is
+unaligned: the statement is then only partly supported.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from docchat.context import facts
+from docchat.context.retrieval import index_terms
+
+ALIGN_AT = 0.5  # weighted share of a clause's words its aligned clause (and neighbours) hold
+SAYS_WORDS = 4  # words quoted after a negation cue, or around a negated word
+MIN_TERMS = 2  # a shorter piece joins the clause before it ("10x and more", "but B")
+SCOPE_TERMS = 3  # content words a negation cue governs at most ("not be automatically broken")
+
+# Clause boundaries: punctuation, and conjunctions that start a clause. The words governed
+# by a negation cue end at these too ("X is used, not Y": "not" governs only Y).
+_CUT = re.compile(
+    r"[，,；;：:（）()]|\s[-–—#]\s"
+    r"|\s(?=(?:but|while|whereas|although|though|because|unless|and|or|so|which|whose|where|"
+    r"yet|whereby|then|except)\s)"
+    r"|(?=但是|但|然而|而且|并且|而是|因为|所以|如果|除非|否则|或者)", re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s*(?:%|percent\b)?\s*([A-Za-z][A-Za-z-]*|[\u4e00-\u9fff])")
+
+
+@dataclass(frozen=True)
+class Number:
+    value: str
+    unit: str  # "", "%" or "x"
+    role: str  # the word it counts ("days", 年), lower-cased; "" if none
+    said: str  # as written, with that word: "30 days", "10x", "三十天"
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str  # as written
+    start: int  # in its sentence (passages) or statement
+    end: int
+    terms: frozenset  # content index terms (a statement's translations too)
+    groups: tuple = ()  # a statement's words, each as the terms that match it
+    scopes: tuple = ()  # per negation cue: (the content terms it governs, in order; its text)
+    numbers: tuple = ()  # Number, in order
+    names: tuple = ()  # (lower-cased, as written): names and initials known as names
+    sentence: int = -1  # the passage sentence it belongs to (passages only)
+
+    @property
+    def low(self) -> str:
+        return self.text.lower()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    kind: str  # "number" | "negation" | "name"
+    clause: Clause  # the support's clause that says otherwise
+    says: str  # what it says instead: "10x", "does not require", "TraceMonkey"
+    mine: str  # the statement's fact it contradicts: "2.5x", "requires a", "SpiderMonkey"
+
+
+@dataclass
+class Verdict:
+    conflict: Conflict | None = None
+    unaligned: list[str] = field(default_factory=list)  # statement clauses not held
+    far_names: list[str] = field(default_factory=list)  # names not in or beside their clause
+    far_numbers: list[str] = field(default_factory=list)  # numbers, the same
+    closeness: float = 0.0  # mean over the clauses: share and precision of the aligned clause
+
+
+def pieces(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the clauses of text, short pieces joined to the clause before."""
+    bounds = sorted({0, len(text)} | {m.start() for m in _CUT.finditer(text)}
+                    | {m.end() for m in _CUT.finditer(text) if m.end() > m.start()})
+    raw = []
+    for a, b in zip(bounds, bounds[1:]):
+        while a < b and (text[a].isspace() or text[a] in ",，;；:：()（）-–—"):
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            raw.append((a, b))
+    return raw
+
+
+def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence: int = -1,
+          groups: Callable[[str], list] | None = None) -> list[Clause]:
+    """The clauses of text with their facts. words: text -> its content index terms; known:
+    the lower-cased capitalised words that count as names where they open a sentence (None:
+    none); groups: for a statement, text -> each content word as the terms that match it."""
+    names = [(low, said, at) for low, said, at, initial in facts.name_spans(text)
+             if not initial or (known is not None and low in known)]
+    cues = facts.negation_cues(text)
+    nums = facts.number_spans(text)
+    parts: list[dict] = []
+    for a, b in pieces(text):
+        piece = text[a:b]
+        terms = set(words(piece))
+        # A cue governs the words after it up to the clause's end or the next cue.
+        ends = [s for s, _ in cues if a <= s < b][1:] + [b]
+        scopes = [(tuple(dict.fromkeys(words(text[e:stop])))[:SCOPE_TERMS],
+                   _quote(text, s, stop))
+                  for (s, e), stop in zip([c for c in cues if a <= c[0] < b], ends)]
+        if parts and len(terms) < MIN_TERMS:
+            last = parts[-1]
+            last.update(end=b, terms=last["terms"] | terms, scopes=last["scopes"] + scopes)
+        else:
+            parts.append(dict(start=a, end=b, terms=terms, scopes=scopes))
+    if len(parts) > 1 and len(parts[0]["terms"]) < MIN_TERMS:  # a short head joins the next
+        head = parts.pop(0)
+        parts[0].update(start=head["start"], terms=head["terms"] | parts[0]["terms"],
+                        scopes=head["scopes"] + parts[0]["scopes"])
+    out = []
+    for part in parts:
+        a, b = part["start"], part["end"]
+        piece = text[a:b]
+        g = tuple(frozenset(x) for x in groups(piece)) if groups else ()
+        terms = frozenset(part["terms"]).union(*g) if g else frozenset(part["terms"])
+        out.append(Clause(
+            piece, a, b, terms, g, tuple(part["scopes"]),
+            tuple(_number(text, n, words) for n in nums if a <= n[2] < b),
+            tuple((low, said) for low, said, at in names if a <= at < b), sentence))
+    return out
+
+
+def _quote(text: str, start: int, end: int) -> str:
+    """The cue at start with the word before it and a few after, up to end: "does not
+    require a password", "doesn't support", 无需在三十天内."""
+    if not text[start].isascii():
+        return text[start:end][:2 * SAYS_WORDS].strip()
+    while start > 0 and text[start - 1].isalnum():  # "doesn't": the whole word
+        start -= 1
+    before = text[:start].split()
+    lead = [before[-1]] if before and before[-1][-1].isalnum() else []
+    return " ".join((lead + text[start:end].split())[:SAYS_WORDS + 1]).rstrip(".,;:")
+
+
+def _number(text: str, n: tuple, words) -> Number:
+    value, unit, a, b = n
+    m = _NEXT_WORD.match(text, b)
+    role, said = "", text[a:b]
+    if m and not unit:
+        got = words(m.group(1))
+        role = got[0] if got else m.group(1).lower()
+        said = text[a:m.end()]
+    return Number(value, unit, role, " ".join(said.split()))
+
+
+def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) -> Verdict:
+    """mine (a statement's clauses) against theirs (its support's, in order): the first
+    conflict of an aligned clause, the clauses no support clause holds, the names and numbers
+    found neither in their aligned clause nor beside it, and how closely the clauses match.
+    weight: term -> its weight."""
+    verdict = Verdict()
+    close: list[float] = []
+    for c in mine:
+        groups = c.groups or tuple(frozenset([t]) for t in c.terms)
+        if not groups:
+            continue
+        ws = [max(weight(t) for t in g) for g in groups]
+        total = sum(ws) or 1.0
+        shares = [sum(w for g, w in zip(groups, ws) if g & t.terms) / total for t in theirs]
+        top = max(shares, default=0.0)
+        tops = [j for j, s in enumerate(shares) if s == top]
+        if top <= 0 or max(_near_share(groups, ws, total, theirs, j) for j in tops) < ALIGN_AT:
+            verdict.unaligned.append(c.text)
+            close.append(0.0)
+            continue
+        found = [(_conflict(c, theirs, j), j) for j in tops]
+        clean = [j for got, j in found if got is None]
+        j = clean[0] if clean else found[0][1]
+        if not clean and verdict.conflict is None:
+            verdict.conflict = found[0][0]
+        close.append(_f1(top, _precision(c, theirs[j], weight)))
+        near = _near(theirs, j)
+        verdict.far_names += [said for low, said in c.names
+                              if not any(_has_word(t.low, low) for t in near)]
+        verdict.far_numbers += [n.said for n in c.numbers
+                                if not any(_same(n, o) for t in near for o in t.numbers)]
+    verdict.closeness = sum(close) / len(close) if close else 0.0
+    return verdict
+
+
+def _precision(c: Clause, t: Clause, weight: Callable) -> float:
+    """The weighted share of t's words that c holds."""
+    total = sum(weight(x) for x in t.terms)
+    return sum(weight(x) for x in t.terms & c.terms) / total if total else 0.0
+
+
+def _f1(a: float, b: float) -> float:
+    return 2 * a * b / (a + b) if a + b else 0.0
+
+
+def _near(theirs: Sequence[Clause], j: int) -> list[Clause]:
+    return [theirs[i] for i in (j, j - 1, j + 1) if 0 <= i < len(theirs)]
+
+
+def _near_share(groups, ws, total, theirs, j) -> float:
+    terms = frozenset().union(*(t.terms for t in _near(theirs, j)))
+    return sum(w for g, w in zip(groups, ws) if g & terms) / total
+
+
+def _conflict(c: Clause, theirs: Sequence[Clause], j: int) -> Conflict | None:
+    t = theirs[j]
+    return _number_conflict(c, t) or _negation_conflict(c, t) or \
+        _name_conflict(c, t, _near(theirs, j))
+
+
+def _same(a: Number, b: Number) -> bool:
+    return a.value == b.value and (a.unit == b.unit or not a.unit or not b.unit)
+
+
+def _number_conflict(c: Clause, t: Clause) -> Conflict | None:
+    """A number of c that is not in its place in t (the two clauses' numbers matched in
+    order) while t holds another there of the same unit for the same thing, or the only
+    other such number ("2 weeks" / "1 week"; "0.0 < 0.5" / "2.0 < 0.5")."""
+    pairs = _in_order(c.numbers, t.numbers)
+    left = [i for i in range(len(c.numbers)) if i not in pairs]
+    spare = [j for j in range(len(t.numbers)) if j not in pairs.values()]
+    for i in left:
+        n = c.numbers[i]
+        before = max((pairs[k] for k in pairs if k < i), default=-1)
+        after = min((pairs[k] for k in pairs if k > i), default=len(t.numbers))
+        rivals = [t.numbers[j] for j in spare if t.numbers[j].unit == n.unit]
+        slot = [t.numbers[j] for j in spare if before < j < after and t.numbers[j].unit == n.unit]
+        same_role = [o for o in slot + rivals if o.role == n.role and (o.role or o.unit)]
+        if same_role:
+            return Conflict("number", t, same_role[0].said, n.value + n.unit)
+        lone = slot if len(slot) == 1 else rivals if len(left) == 1 and len(rivals) == 1 else []
+        if lone and not n.role and not lone[0].role:
+            return Conflict("number", t, lone[0].said, n.value + n.unit)
+    return None
+
+
+def _in_order(mine: Sequence[Number], theirs: Sequence[Number]) -> dict[int, int]:
+    """The longest run of mine's numbers that theirs holds in the same order: {i: j}."""
+    n, m = len(mine), len(theirs)
+    if not n or not m:
+        return {}
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = best[i + 1][j + 1] + 1 if _same(mine[i], theirs[j]) else \
+                max(best[i + 1][j], best[i][j + 1])
+    out, i, j = {}, 0, 0
+    while i < n and j < m:
+        if _same(mine[i], theirs[j]) and best[i][j] == best[i + 1][j + 1] + 1:
+            out[i] = j
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _negation_conflict(c: Clause, t: Clause) -> Conflict | None:
+    """A cue on one side governing words the other side states without a cue."""
+    for scope, said in t.scopes:
+        if c.terms.intersection(scope) and not any(set(scope) & set(s) for s, _ in c.scopes):
+            return Conflict("negation", t, said, _words_of(c, scope))
+    for scope, said in c.scopes:
+        if t.terms.intersection(scope) and not any(set(scope) & set(s) for s, _ in t.scopes):
+            return Conflict("negation", t, _words_of(t, scope), said)
+    return None
+
+
+def _words_of(c: Clause, scope: tuple) -> str:
+    """The words of c around the first word of scope (the words a cue governs, in order)
+    that it holds: "is appointed by the"."""
+    words = c.text.split()
+    for term in scope:
+        for i, w in enumerate(words):
+            if term in index_terms(w):
+                return " ".join(words[max(0, i - 1):i + SAYS_WORDS - 1]).rstrip(".,;:")
+    return " ".join(words[:SAYS_WORDS])
+
+
+def _name_conflict(c: Clause, t: Clause, near: list[Clause]) -> Conflict | None:
+    """A name of c that neither t nor its neighbours hold, while t names another one that c
+    does not."""
+    named = {n for x in near for n, _ in x.names}
+    for low, said in c.names:
+        if low in named:
+            continue
+        others = [s for n, s in t.names if n != low and not _has_word(c.low, n)]
+        if others:
+            return Conflict("name", t, others[0], said)
+    return None
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether word occurs in text (both lower-cased) and not inside another word."""
+    at = text.find(word)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(word)] if at + len(word) < len(text) else " "
+        if not before.isalnum() and not (after.isalnum() and word.isascii()):
+            return True
+        at = text.find(word, at + 1)
+    return False
