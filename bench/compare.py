@@ -18,7 +18,7 @@ compares in < 5 s after ingest.
 - real: licence versions from /usr/share/common-licenses (GPL-2/3, LGPL-2.1/3, GFDL-1.2/1.3,
   MPL-1.1/2.0) and debian-policy as text vs PDF: counts per status, share aligned, seconds.
 - speed: debian-policy.pdf (193 pages) against an edited copy of itself, after ingest.
-- libs: the word diff of each synthetic edit's section by difflib (docchat.context.redline),
+- libs: the word diff of each synthetic edit's section by difflib (docchat.comparison.redline),
   diff-match-patch (word mode + diff_cleanupSemantic) and redlines, where installed:
   milliseconds and characters marked changed per character really changed (1.0 = minimal).
 """
@@ -42,8 +42,8 @@ BENCH = {"quick": ["--trials", "1"], "full": ["--trials", "4"], "timeout_s": 300
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from docchat.context.compare import compare  # noqa: E402
-from docchat.context.redline import Paragraph, common_ends, diff  # noqa: E402
+from docchat.comparison.align import compare  # noqa: E402
+from docchat.comparison.redline import Paragraph, common_ends, diff  # noqa: E402
 from ingest import load_document  # noqa: E402
 from ingest.document import Block, Document  # noqa: E402
 from ingest.segment import cut_words  # noqa: E402

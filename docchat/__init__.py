@@ -17,7 +17,7 @@ _API = {
     "SessionStore": "docchat.library.store",
     "summarize_document": "docchat.summaries.summarize",
     "summarize_folder": "docchat.summaries.batch",
-    "compare": "docchat.context.compare",
+    "compare": "docchat.comparison.align",
     "check_answer": "docchat.context.claims",
     "load_document": "ingest",
 }

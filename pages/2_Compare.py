@@ -7,8 +7,8 @@ from functools import partial
 
 import streamlit as st
 
+from docchat.comparison.align import Comparison, compare
 from docchat.config import Settings
-from docchat.context.compare import Comparison, compare
 from docchat.library.store import SessionStore
 from docchat.ui import compare as ui
 from docchat.ui.i18n import LANGUAGES, language, t

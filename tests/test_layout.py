@@ -1,7 +1,7 @@
 """The package layout: docchat's subpackages follow the flow, and imports point one way.
 
-    ui -> answer -> context -> library -> ingest      (summaries beside answer;
-                                                       backends used by answer and summaries)
+    ui -> answer -> context -> library -> ingest      (summaries and comparison beside answer;
+                                                       backends used by all three)
 
 Every import in the tree is read from the source (``import`` and ``from`` statements,
 including those inside functions), so a lazy import cannot hide a wrong dependency.
@@ -17,13 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # What each layer may not import. A layer lower in the flow never reaches up.
 FORBIDDEN = {
-    "docchat.library": ("docchat.context", "docchat.answer", "docchat.summaries", "docchat.ui",
-                        "docchat.cli"),
-    "docchat.context": ("docchat.answer", "docchat.summaries", "docchat.ui", "docchat.cli"),
-    "docchat.answer": ("docchat.summaries", "docchat.ui", "docchat.cli"),
-    "docchat.summaries": ("docchat.answer", "docchat.ui", "docchat.cli"),
+    "docchat.library": ("docchat.context", "docchat.answer", "docchat.summaries",
+                        "docchat.comparison", "docchat.ui", "docchat.cli"),
+    "docchat.context": ("docchat.answer", "docchat.summaries", "docchat.comparison",
+                        "docchat.ui", "docchat.cli"),
+    "docchat.answer": ("docchat.summaries", "docchat.comparison", "docchat.ui", "docchat.cli"),
+    "docchat.summaries": ("docchat.answer", "docchat.comparison", "docchat.ui", "docchat.cli"),
+    "docchat.comparison": ("docchat.answer", "docchat.summaries", "docchat.ui", "docchat.cli"),
     "docchat.backends": ("docchat.library", "docchat.context", "docchat.answer",
-                         "docchat.summaries", "docchat.ui", "docchat.cli"),
+                         "docchat.summaries", "docchat.comparison", "docchat.ui", "docchat.cli"),
     "ingest": ("docchat",),
 }
 
@@ -85,12 +87,14 @@ def test_docchat_has_few_top_level_modules_beside_its_subpackages():
     top = sorted(p.name for p in (ROOT / "docchat").glob("*.py"))
     assert len(top) <= 8, top
     packages = {p.name for p in (ROOT / "docchat").iterdir() if (p / "__init__.py").exists()}
-    assert {"library", "context", "answer", "summaries", "ui", "backends", "cli"} <= packages
+    assert {"library", "context", "answer", "summaries", "comparison", "ui", "backends",
+            "cli"} <= packages
 
 
 def test_tests_mirror_the_packages():
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir()}
-    assert {"library", "context", "answer", "summaries", "ui", "backends", "ingest"} <= folders
+    assert {"library", "context", "answer", "summaries", "comparison", "ui", "backends",
+            "ingest"} <= folders
 
 
 def test_the_checker_sees_a_lazy_wrong_import(tmp_path):

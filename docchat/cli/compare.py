@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from docchat.comparison.align import Comparison, Pair, compare
+from docchat.comparison.redline import shortened, to_html, to_text
 from docchat.config import Settings
-from docchat.context.compare import Comparison, Pair, compare
-from docchat.context.redline import shortened, to_html, to_text
 from docchat.errors import DocchatError, DocumentError
 from docchat.library.documents import ingest_path
 from docchat.library.store import SessionStore

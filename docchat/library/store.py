@@ -94,7 +94,7 @@ def m006_windows(db: Database) -> None:
 
 @migrations()
 def m008_comparisons(db: Database) -> None:
-    # A session's comparisons of two versions (docchat.context.compare), shown again on reload.
+    # A session's comparisons of two versions (docchat.comparison.align), shown again on reload.
     db["comparisons"].create({"session_id": str, "old_id": int, "new_id": int, "data": str,
                               "created_at": float}, pk=("session_id", "old_id", "new_id"))
 

@@ -7,9 +7,9 @@ from typing import Sequence
 
 import streamlit as st
 
-from docchat.context import compare_ask
-from docchat.context.compare import Comparison, Pair
-from docchat.context.redline import DEL_STYLE, INS_STYLE, shortened, to_html
+from docchat.comparison import ask as compare_ask
+from docchat.comparison.align import Comparison, Pair
+from docchat.comparison.redline import DEL_STYLE, INS_STYLE, shortened, to_html
 from docchat.library.store import SessionStore
 from docchat.ui.i18n import language, translate
 from docchat.ui.render import escape_text, safe_markdown

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Protocol, Sequence
 
-from docchat.context.redline import normalize, words
+from docchat.comparison.redline import normalize, words
 from ingest.document import Section
 
 # Share of a section's 3-word runs found in its neighbour's partner for it to be a part.

@@ -18,8 +18,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from docchat.context.merges import contained, dice, parts, shared_runs
-from docchat.context.redline import Op, Paragraph, diff, normalize, words
+from docchat.comparison.merges import contained, dice, parts, shared_runs
+from docchat.comparison.redline import Op, Paragraph, diff, normalize, words
 from ingest.document import Document, Section
 
 STATUSES = ("unchanged", "changed", "moved", "added", "removed")

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from factories import Chars, RecordingBackend, titled_doc
 
 from docchat.cli import cli
-from docchat.context import compare_ask
-from docchat.context.compare import Comparison, compare, title_key
-from docchat.context.redline import Paragraph, diff, shortened, to_text
+from docchat.comparison import ask as compare_ask
+from docchat.comparison.align import Comparison, compare, title_key
+from docchat.comparison.redline import Paragraph, diff, shortened, to_text
 from ingest import load_document
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 from typing import Callable, Iterator, Sequence
 
 from docchat.backends import GenerationRequest, Message
-from docchat.context.compare import Comparison, Pair
-from docchat.context.redline import shortened
+from docchat.comparison.align import Comparison, Pair
+from docchat.comparison.redline import shortened
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
