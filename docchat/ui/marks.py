@@ -273,7 +273,8 @@ def show_notes(metrics: dict, lang: str, language_note: bool = False) -> None:
     if metrics.get("finish_reason") == "repetition":
         st.caption(f":material/content_cut: {t('mk_repetition', lang)}")
     if language_note and metrics.get("language_mismatch"):
-        st.info(t("mk_language", lang), icon=":material/translate:")
+        shown = t("mk_language_evidence", lang) if metrics.get("evidence") else ""
+        st.info(t("mk_language", lang) + shown, icon=":material/translate:")
 
 
 def export_lines(check) -> list[str]:

@@ -710,4 +710,5 @@ def test_an_answer_in_another_language_says_so_and_keeps_the_evidence_open(scrip
     at = asked("默认端口是多少？")
     answer = at.chat_message[1]
     assert "did not answer in the question's language" in answer.info[0].value
+    assert "The passages that match your question are shown below." in answer.info[0].value
     assert answer.expander[-1].proto.expanded
