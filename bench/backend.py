@@ -349,6 +349,9 @@ def main() -> None:
                         help="prefill study: prompt lengths")
     parser.add_argument("--decode-threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--loads", nargs="*", default=None,
+                        help="threads study: only these loads ('idle', 'one core busy', "
+                             "'every core half busy')")
     parser.add_argument("--prompt-tokens", type=int, default=2000)
     parser.add_argument("--new-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=os.cpu_count())

@@ -1,8 +1,9 @@
 """bench/backend.py's issue-21 studies: decode threads, server-side reuse, first-token budget.
 
   threads  docchat's decode (DecodeThreadChooser) against raw llama-cpp-python decoding
-           with 1 thread and with every core, interleaved ours/raw/ours/raw, idle and with
-           one core kept busy by a spinning process; prompt reading likewise.
+           with 1 thread and with every core, interleaved ours/raw/ours/raw, idle, with
+           one core kept busy by a spinning process, and with every core half busy (a
+           browser's share); prompt reading likewise (ThreadChooser against Llama.eval).
   reuse    llama-cpp-python's server (python -m docchat.backends.llamacpp): a first
            question and a follow-up through OpenAIBackend, for the append-only layout (each
            turn's excerpts in its user message) and for excerpts gathered in the system
@@ -18,6 +19,7 @@ import contextlib
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,43 +64,110 @@ def _ours_decode(backend: LlamaCppBackend, messages: list[Message], n: int) -> t
     return (count - 1) / (end - first) if first and end > first else 0.0, backend.decode_threads
 
 
+class HalfBusy:
+    """Every core half busy (a process per core spinning 5 ms of each 10): the share of
+    both cores a browser showing the page takes, which no thread count can step around."""
+
+    CODE = ("import time\nwhile True:\n    t = time.perf_counter()\n"
+            "    while time.perf_counter() - t < 0.005: pass\n    time.sleep(0.005)")
+
+    def __enter__(self):
+        self.processes = [subprocess.Popen([sys.executable, "-c", self.CODE])
+                          for _ in range(usable_cores())]
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.processes:
+            p.kill()
+            p.wait()
+
+
+def _raw_read(backend: LlamaCppBackend, tokens: list[int], threads: int) -> float:
+    """Raw Llama.eval of the prompt from an empty cache with `threads` threads; tokens/s."""
+    llama = backend.llama
+    llama._ctx.set_n_threads(threads, threads)
+    backend._threads_set = None
+    llama.reset()
+    t = time.perf_counter()
+    llama.eval(tokens)
+    return len(tokens) / (time.perf_counter() - t)
+
+
+def _ours_read(backend: LlamaCppBackend, tokens: list[int]) -> tuple[float, list[int]]:
+    """docchat's read (_read: batches, prompt threads by ThreadChooser); (tokens/s, the
+    thread counts of its batches)."""
+    backend.llama.reset()
+    t = time.perf_counter()
+    backend._read(tokens, len(tokens), GenerationRequest(messages=[]), lambda: False)
+    return len(tokens) / (time.perf_counter() - t), [b[0] for b in backend.read_batches]
+
+
 def study_threads(args, busy_factory) -> dict:
-    """Decode: ours/raw1/rawN interleaved, idle then one core busy (busy_factory())."""
+    """Decode and prompt reading: ours (threads chosen by measurement) / raw 1 thread / raw
+    every core, interleaved, under each load (idle, one core busy, every core half busy)."""
     cores = usable_cores()
     backend = LlamaCppBackend(n_ctx=2048, probe_tokens=0)
     messages = [Message("user", "Write a long story about rivers, valleys and the sea.")]
     prompt = backend.prompt_tokens(messages)
+    text = (backend_probe_text() * (args.study_prompt // 16 + 2)).encode()
+    read_tokens = backend.llama.tokenize(text, add_bos=True)[:args.study_prompt]
     _raw_decode(backend, prompt, 8, cores)  # warm-up: page the weights in
     _ours_decode(backend, messages, 8)
+    loads = {"idle": contextlib.nullcontext, "one core busy": busy_factory,
+             "every core half busy": HalfBusy}
     rows = []
-    for load in ("idle", "one core busy"):
-        guard = busy_factory() if load != "idle" else contextlib.nullcontext()
-        with guard:
-            runs: dict[str, list[float]] = {"ours": [], "raw 1 thread": [],
-                                            f"raw {cores} threads": []}
-            ours_threads = []
-            for _ in range(args.runs):
-                rate, threads = _ours_decode(backend, messages, args.new_tokens)
-                runs["ours"].append(rate)
-                ours_threads.append(threads)
-                runs["raw 1 thread"].append(_raw_decode(backend, prompt, args.new_tokens, 1))
-                runs[f"raw {cores} threads"].append(
-                    _raw_decode(backend, prompt, args.new_tokens, cores))
-                print(f"{load}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
-                      + f" tok/s (ours on {threads} threads; load avg {load_average()})",
-                      file=sys.stderr, flush=True)
-            best_raw = max(statistics.median(v) for k, v in runs.items() if k != "ours")
-            rows.append({"load": load, "load_average": load_average(),
-                         "decode_tok_s": {k: round(statistics.median(v), 1)
-                                          for k, v in runs.items()},
-                         "runs": {k: [round(x, 1) for x in v] for k, v in runs.items()},
-                         "ours_threads": ours_threads,
-                         "ours_x_best_raw": round(statistics.median(runs["ours"]) / best_raw, 3),
-                         "chooser_rates": {k: round(v, 1) for k, v in
-                                           backend.decode_chooser.rates.items()}})
+    for load, guard in loads.items():
+        if args.loads and load not in args.loads:
+            continue
+        with guard():
+            rows.append(_threads_row(backend, load, messages, prompt, read_tokens, args, cores))
     return {"study": "threads", "model": backend.model, "cores": cores,
-            "new_tokens": args.new_tokens, "runs": args.runs,
-            "candidates": backend.decode_chooser.candidates, "rows": rows}
+            "new_tokens": args.new_tokens, "prompt_tokens": len(read_tokens), "runs": args.runs,
+            "candidates": backend.decode_chooser.candidates,
+            "prompt_candidates": backend.threads.candidates, "rows": rows}
+
+
+def backend_probe_text() -> str:
+    from docchat.backends.llamacpp import PROBE_TEXT
+    return PROBE_TEXT
+
+
+def _threads_row(backend, load, messages, prompt, read_tokens, args, cores) -> dict:
+    raw_all = f"raw {cores} threads"
+    runs: dict[str, list[float]] = {"ours": [], "raw 1 thread": [], raw_all: []}
+    reads: dict[str, list[float]] = {"ours": [], "raw 1 thread": [], raw_all: []}
+    ours_threads, ours_read_threads = [], []
+    for _ in range(args.runs):
+        rate, threads = _ours_decode(backend, messages, args.new_tokens)
+        runs["ours"].append(rate)
+        ours_threads.append(threads)
+        runs["raw 1 thread"].append(_raw_decode(backend, prompt, args.new_tokens, 1))
+        runs[raw_all].append(_raw_decode(backend, prompt, args.new_tokens, cores))
+        rate, used = _ours_read(backend, read_tokens)
+        reads["ours"].append(rate)
+        ours_read_threads.append(used)
+        reads["raw 1 thread"].append(_raw_read(backend, read_tokens, 1))
+        reads[raw_all].append(_raw_read(backend, read_tokens, cores))
+        print(f"{load}: decode " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in runs.items())
+              + "; read " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in reads.items())
+              + f" tok/s (ours decoded on {threads} threads, read on {used}; "
+              f"load avg {load_average()})", file=sys.stderr, flush=True)
+
+    def med(d):
+        return {k: round(statistics.median(v), 1) for k, v in d.items()}
+
+    best = max(statistics.median(v) for k, v in runs.items() if k != "ours")
+    best_read = max(statistics.median(v) for k, v in reads.items() if k != "ours")
+    return {"load": load, "load_average": load_average(),
+            "decode_tok_s": med(runs), "read_tok_s": med(reads),
+            "runs": {k: [round(x, 1) for x in v] for k, v in runs.items()},
+            "read_runs": {k: [round(x, 1) for x in v] for k, v in reads.items()},
+            "ours_threads": ours_threads, "ours_read_threads": ours_read_threads,
+            "ours_x_best_raw": round(statistics.median(runs["ours"]) / best, 3),
+            "ours_read_x_best_raw": round(statistics.median(reads["ours"]) / best_read, 3),
+            "chooser_rates": {k: round(v, 1) for k, v in backend.decode_chooser.rates.items()},
+            "prompt_chooser_rates": {k: round(v, 1) for k, v in backend.threads.rates.items()}}
 
 
 PERF_LINE = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
@@ -204,13 +273,18 @@ def study_budget(args, build_messages) -> dict:
 def print_result(result: dict) -> None:
     """The new studies as short tables."""
     if result["study"] == "threads":
-        print(f"{result['model']}: decode tok/s, {result['new_tokens']} tokens, median of "
-              f"{result['runs']} interleaved runs, {result['cores']} cores, candidates "
-              f"{result['candidates']}")
+        print(f"{result['model']}: tok/s, decode {result['new_tokens']} tokens and read a "
+              f"{result['prompt_tokens']}-token prompt, median of {result['runs']} interleaved "
+              f"runs, {result['cores']} cores; decode candidates {result['candidates']}, "
+              f"prompt {result['prompt_candidates']}")
         for r in result["rows"]:
-            cells = ", ".join(f"{k} {v}" for k, v in r["decode_tok_s"].items())
-            print(f"  {r['load']:<14} {cells}; ours/best raw {r['ours_x_best_raw']} "
-                  f"(ours ended on {r['ours_threads']} threads; load avg {r['load_average']})")
+            for what, key, x in (("decode", "decode_tok_s", "ours_x_best_raw"),
+                                 ("read", "read_tok_s", "ours_read_x_best_raw")):
+                cells = ", ".join(f"{k} {v}" for k, v in r[key].items())
+                print(f"  {r['load']:<21} {what:<6} {cells}; ours / best raw {r[x]}")
+            print(f"  {'':<21} ours decoded on {r['ours_threads']} threads; read batches' "
+                  f"threads {[sorted(set(t)) for t in r['ours_read_threads']]}; load avg "
+                  f"{r['load_average']}")
     elif result["study"] == "reuse":
         print(f"llama-cpp-python server (load avg {result['load_average']})")
         for layout, turns in result["layouts"].items():

@@ -95,6 +95,16 @@ def start(script: str, data_dir: Path, threads: str | None = "1",
     raise RuntimeError(f"{script} did not start")
 
 
+def stop_server(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 20 s (a busy machine)."""
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(20)
+
+
 def idle(page) -> None:
     page.wait_for_timeout(100)
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
@@ -348,25 +358,37 @@ RATE_QUESTIONS = ["Summarise the whole policy on maintainer scripts.",
                   "Summarise what the policy says about menus and desktop files."]
 
 
-def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float) -> dict:
+def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float,
+            seed_db: Path | None = None) -> dict:
     """The app on doc: a first question and three follow-ups, Stop while reading and while
-    writing, then the reading rate idle and with the page read every 200 ms."""
+    writing, then the reading rate idle and with the page read every 200 ms. seed_db: a
+    store to start from (one that holds the document's vectors: the upload then finds them,
+    as after an earlier upload of the same file)."""
     from bench.halt import HaltWatch
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "docchat"
+        if seed_db is not None:  # SQLite's backup: whatever its WAL still holds included
+            import sqlite3
+            data.mkdir(parents=True)
+            with sqlite3.connect(seed_db) as src, sqlite3.connect(data / "docchat.db") as dst:
+                src.backup(dst)
         proc, url = start("app.py", data, threads)
         db = data / "docchat.db"
         try:
             page, _ = open_page(browser, url)
             upload_s = upload_doc(page, doc, db, wait_embedding=True)
             limit_answers_doc(page, 48)
-            rows = [doc_question(page, q, db) for q in DOC_QUESTIONS]
+            rows = []
+            for q in DOC_QUESTIONS:
+                rows.append(doc_question(page, q, db))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
             with HaltWatch(proc.pid) as watch:
                 limit_answers_doc(page, 400)
                 stops = [doc_stop(page, "decode", LONG_QUESTION, watch, db)]
                 limit_answers_doc(page, 48)
                 stops.append(doc_stop(page, "prefill", RATE_QUESTIONS[0], watch, db))
+            print(json.dumps(stops), file=sys.stderr, flush=True)
             read = []
             for k in range(rates):
                 for poll in (None, 0.2):
@@ -377,8 +399,7 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
                     print(json.dumps(read[-1]), file=sys.stderr, flush=True)
                     fresh.context.close()
         finally:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(20)
+            stop_server(proc)
     first = rows[0]["first_char_s"]
     follow = sorted(r["first_char_s"] for r in rows[1:] if r["first_char_s"])
     median = statistics.median(follow) if follow else None
@@ -414,7 +435,7 @@ def doc_main(args) -> int:
     load_before = [round(x, 2) for x in os.getloadavg()]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        out = doc_run(browser, args.doc, args.threads, args.rates, args.window)
+        out = doc_run(browser, args.doc, args.threads, args.rates, args.window, args.seed_db)
         browser.close()
     out["load_before"] = load_before
     stops = out["stops"]
@@ -474,6 +495,9 @@ def main() -> int:
                          "three follow-ups, Stop in both phases, reading rate idle and polled)")
     ap.add_argument("--threads", default=None,
                     help="--doc: DOCCHAT_N_THREADS for the app (default: the app's choice)")
+    ap.add_argument("--seed-db", type=Path,
+                    help="--doc: start the app's store from a copy of this file (one holding "
+                         "the document's vectors, e.g. bench/responsiveness.py --store's)")
     ap.add_argument("--rates", type=int, default=2, help="--doc: idle/polled reading pairs")
     ap.add_argument("--window", type=float, default=8.0,
                     help="--doc: seconds of reading timed per rate sample")
@@ -495,8 +519,7 @@ def main() -> int:
                 results[name] = measure(browser, url, name == "docchat", args.questions,
                                         data / "docchat.db")
             finally:
-                os.kill(proc.pid, signal.SIGTERM)
-                proc.wait(20)
+                stop_server(proc)
         browser.close()
     a, b = results["docchat"], results["st.write_stream"]
     results["ratio"] = {

@@ -93,7 +93,7 @@ def run_question(documents, question, backend, store, turns, target, new_tokens,
     answer = ask(documents, question, backend, conversation=Conversation.from_turns(turns),
                  preset="raw", overrides={"max_new_tokens": new_tokens}, ttft_target=target,
                  whole_window=whole_window, started_at=started,
-                 search=store.searcher(doc_ids))
+                 search=store.searcher(doc_ids), embedding_store=store)
     first = None
     for _ in answer:
         if first is None:
@@ -142,7 +142,7 @@ def stop_run(documents, question, backend, store, phase: str, new_tokens: int,
     answer = ask(documents, question, backend, preset="raw", cancel=cancel,
                  overrides={"max_new_tokens": 256 if phase == "decode" else new_tokens},
                  whole_window=phase == "prefill", ttft_target=target,
-                 search=store.searcher(doc_ids))
+                 search=store.searcher(doc_ids), embedding_store=store)
     events = []
 
     def progress(p) -> None:
@@ -346,6 +346,9 @@ def main() -> None:
                     help="ask only the first N questions (at least 2: one follow-up); 0: all")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw llama-cpp-python side")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--store", type=Path,
+                    help="a SessionStore file kept between runs: the document's vectors, once "
+                         "computed there, are read back (default: a new one)")
     ap.add_argument("--after-upload", action="store_true",
                     help="only the after-upload scenario, both variants (4. above)")
     ap.add_argument("--typing", type=float, default=3.0,
@@ -371,8 +374,8 @@ def main() -> None:
     from docchat.backends.llamacpp import LlamaCppBackend, bundled_model_path, load_llama
 
     settings = Settings.from_env()
-    tmp = Path(tempfile.mkdtemp(prefix="docchat-resp-"))
-    store = SessionStore.open(tmp / "bench.db")
+    db = args.store or Path(tempfile.mkdtemp(prefix="docchat-resp-")) / "bench.db"
+    store = SessionStore.open(db)
     t = time.perf_counter()
     backend = LlamaCppBackend(settings.model, settings.n_ctx, settings.n_threads)
     load_s = time.perf_counter() - t
@@ -385,7 +388,7 @@ def main() -> None:
     # As the app does after an upload: embed the sections in the background (the packer's
     # dense scores need them); here we wait for it, so the questions measure packing alone.
     t = time.perf_counter()
-    thread = embeddings.warm(doc)
+    thread = embeddings.warm(doc, open_store=lambda: SessionStore.open(db))
     if thread is not None:
         thread.join()
     embed_s = time.perf_counter() - t
