@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.packing import Cl100k, Library, fetched, read_set, squash  # noqa: E402
-from docchat.context import claims, facts  # noqa: E402
+from docchat.context import claims, clauses, facts  # noqa: E402
 from docchat.context.claims import SUPPORTED, check_answer, sources_for  # noqa: E402
 from docchat.context.evidence import find_evidence  # noqa: E402
 from docchat.context.packing import pack  # noqa: E402
@@ -45,6 +45,9 @@ from ingest.segment import cjk_ratio  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "bench" / "eval"
 HELD_OUT = ("test", "fresh")
+FIRST_KINDS = ("number", "name", "negation")  # (b)'s changes since its first figures
+SECOND_KINDS = ("number2", "negation2", "swap")  # added with the clause checks
+JOINERS = frozenset("and or nor but also 和 与 及 或 以及 或者 跟 同".split())
 MIN_WORDS = 5  # shorter evidence strings (headings, names) make no statement
 SYNONYMS = {"uses": "employs", "use": "employ", "shows": "displays", "allows": "lets",
             "makes": "renders", "creates": "produces", "gives": "provides",
@@ -83,33 +86,77 @@ def reworded(text: str) -> str:
 
 
 def mutations(text: str, other_names: list[str]) -> dict[str, str]:
-    """The statement with one fact changed, per kind of change that applies."""
+    """The statement with one fact changed, per kind of change that applies: the first number,
+    the first name, a negation (the kinds since the first figures); and, where there are two,
+    the last number ("number2"), a negation in the second clause ("negation2"), the first two
+    names swapped ("swap")."""
     out = {}
     m = _NUM.search(text)
     if m:
-        value = int(m.group(1)) + 1
-        while re.search(rf"(?<![\d.]){value}(?![\d])", text):  # a value the text lacks
-            value += 1
-        out["number"] = text[:m.start()] + str(value) + (m.group(2) or "") + text[m.end():]
+        out["number"] = _bumped(text, m)
     present = sorted(facts.names(text))
     swap = next((n for n in other_names if n not in present), None)
     if present and swap:
         target = present[0]
         at = text.lower().find(target)
         out["name"] = text[:at] + swap.capitalize() + text[at + len(target):]
+    if _negate(text):
+        out["negation"] = _negate(text)
+    out.update(second_changes(text))
+    return {k: v for k, v in out.items() if v and v != text}
+
+
+def second_changes(text: str) -> dict[str, str]:
+    """The changes past the first fact: the last of two or more numbers, a negation added to
+    (or removed from) the second clause, the first two names of the sentence swapped."""
+    out = {}
+    nums = list(_NUM.finditer(text))
+    if len(nums) >= 2:
+        out["number2"] = _bumped(text, nums[-1])
+    parts = clauses.split(text, claims._words)
+    if len(parts) >= 2:
+        rest = _negate(text[parts[1].start:])
+        if rest:
+            out["negation2"] = text[:parts[1].start] + rest
+    named = []
+    for low, said, at, initial in facts.name_spans(text):
+        if not initial and low not in {n[0] for n in named}:
+            named.append((low, said, at))
+    # Two names in different roles: words between them, not a list ("TMP 和 TEMP") or one
+    # name of several words ("GNU General Public License").
+    pair = next(((x, y) for x, y in zip(named, named[1:])
+                 if set(claims._words(text[x[2] + len(x[1]):y[2]])) - JOINERS), None)
+    if pair:
+        (_, a, i), (_, b, j) = pair
+        out["swap"] = text[:i] + b + text[i + len(a):j] + a + text[j + len(b):]
+    return out
+
+
+def _bumped(text: str, m: re.Match) -> str:
+    """text with the number m + 1 (to a value the text lacks)."""
+    value = int(m.group(1)) + 1
+    while re.search(rf"(?<![\d.]){value}(?![\d])", text):
+        value += 1
+    return text[:m.start()] + str(value) + (m.group(2) or "") + text[m.end():]
+
+
+def _negate(text: str) -> str | None:
+    """text with a negation added after its first auxiliary verb, or its first one removed
+    (Chinese: 不 added before the first modal verb, or removed)."""
     if cjk_ratio(text) >= 0.3:
         if "不" in text:
-            out["negation"] = text.replace("不", "", 1)
-        elif _ZH_AUX.search(text):
-            out["negation"] = _ZH_AUX.sub(lambda a: "不" + a.group(1), text, count=1)
-    elif facts.negated(text):
-        out["negation"] = re.sub(r"\b(?:not|no|never)\s+|n't\b|\bwithout\b", lambda m: "with"
-                                 if m.group(0) == "without" else "", text, count=1)
+            return text.replace("不", "", 1)
+        if _ZH_AUX.search(text):
+            return _ZH_AUX.sub(lambda a: "不" + a.group(1), text, count=1)
+        return None
+    if facts.negated(text):
+        out = re.sub(r"\b(?:not|no|never)\s+|n't\b|\bwithout\b", lambda m: "with"
+                     if m.group(0) == "without" else "", text, count=1)
     elif _AUX.search(text):
-        out["negation"] = _AUX.sub(lambda a: a.group(1) + " not ", text, count=1)
-    if re.search(r"\bnot only\b", out.get("negation", "")):  # "not only" negates nothing
-        del out["negation"]
-    return {k: v for k, v in out.items() if v != text}
+        out = _AUX.sub(lambda a: a.group(1) + " not ", text, count=1)
+    else:
+        return None
+    return None if re.search(r"\bnot only\b", out) else out  # "not only" negates nothing
 
 
 def evidence_pages(doc, evidence: str) -> set:
@@ -235,8 +282,11 @@ def summary(out: dict) -> dict:
     return {
         "a_supported": share(r[2] for r in a), "a_right_page": share(r[3] for r in a),
         "a_statements": len(a),
-        "b_refused": share(r[2] for r in b), "b_statements": len(b),
-        **{f"b_{k}": share(r[2] for r in b if r[1] == k) for k in ("number", "name", "negation")},
+        "b_refused": share(r[2] for r in b if r[1] in FIRST_KINDS),
+        "b_statements": sum(r[1] in FIRST_KINDS for r in b),
+        **{f"b_{k}": share(r[2] for r in b if r[1] == k) for k in FIRST_KINDS + SECOND_KINDS},
+        "b2_refused": share(r[2] for r in b if r[1] in SECOND_KINDS),
+        "b2_statements": sum(r[1] in SECOND_KINDS for r in b),
         "d_shown": share(r[1] for r in d), "d_first": share(r[2] for r in d),
         "d_questions": len(d), "d_verbatim_shown": share(r[1] for r in verb),
         "d_verbatim_first": share(r[2] for r in verb), "d_verbatim": len(verb)}
@@ -253,10 +303,12 @@ def misses(out: dict) -> list[str]:
 
 def table(results: dict) -> str:
     head = ("set", "a sup", "a page", "n", "b refused", "num", "name", "neg", "n",
-            "d shown", "d first", "n", "verb shown", "verb first", "n")
+            "b2 refused", "num2", "neg2", "swap", "n", "d shown", "d first", "n", "verb shown",
+            "verb first", "n")
     lines = ["  ".join(f"{h:>9}" for h in head)]
     keys = ("a_supported", "a_right_page", "a_statements", "b_refused", "b_number", "b_name",
-            "b_negation", "b_statements", "d_shown", "d_first", "d_questions",
+            "b_negation", "b_statements", "b2_refused", "b_number2", "b_negation2", "b_swap",
+            "b2_statements", "d_shown", "d_first", "d_questions",
             "d_verbatim_shown", "d_verbatim_first", "d_verbatim")
     for name, s in results["sets"].items():
         cells = [name] + ["-" if s[k] is None else f"{s[k]:.2f}" if isinstance(s[k], float)

@@ -60,6 +60,7 @@ class Clause:
     numbers: tuple = ()  # Number, in order
     names: tuple = ()  # (lower-cased, as written): names and initials known as names
     sentence: int = -1  # the passage sentence it belongs to (passages only)
+    seq: tuple = ()  # a passage clause's content terms in order (a statement's: its groups)
 
     @property
     def low(self) -> str:
@@ -134,7 +135,8 @@ def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence:
         out.append(Clause(
             piece, a, b, terms, g, tuple(part["scopes"]),
             tuple(_number(text, n, words) for n in nums if a <= n[2] < b),
-            tuple((low, said) for low, said, at in names if a <= at < b), sentence))
+            tuple((low, said) for low, said, at in names if a <= at < b), sentence,
+            () if g else tuple(words(piece))))
     return out
 
 
@@ -217,8 +219,7 @@ def _near_share(groups, ws, total, theirs, j) -> float:
 
 def _conflict(c: Clause, theirs: Sequence[Clause], j: int) -> Conflict | None:
     t = theirs[j]
-    return _number_conflict(c, t) or _negation_conflict(c, t) or \
-        _name_conflict(c, t, _near(theirs, j))
+    return _number_conflict(c, t) or _negation_conflict(c, t) or _name_conflict(c, t)
 
 
 def _same(a: Number, b: Number) -> bool:
@@ -291,17 +292,65 @@ def _words_of(c: Clause, scope: tuple) -> str:
     return " ".join(words[:SAYS_WORDS])
 
 
-def _name_conflict(c: Clause, t: Clause, near: list[Clause]) -> Conflict | None:
-    """A name of c that neither t nor its neighbours hold, while t names another one that c
-    does not."""
-    named = {n for x in near for n, _ in x.names}
+def _name_conflict(c: Clause, t: Clause) -> Conflict | None:
+    """A name of c that t does not hold while t names another one that c does not, or one
+    that t holds in another place while t names another one in its place ("Git commit ...
+    Debian changelog" / "Debian commit ... Git changelog")."""
+    mine = {n for n, _ in t.names}
     for low, said in c.names:
-        if low in named:
+        if low in mine:
             continue
         others = [s for n, s in t.names if n != low and not _has_word(c.low, n)]
         if others:
             return Conflict("name", t, others[0], said)
+    if c.names and len(t.names) >= 2:
+        return _moved_name(c, t)
     return None
+
+
+def _moved_name(c: Clause, t: Clause) -> Conflict | None:
+    """A name of c that the two clauses' words, matched in order, leave out, where t holds
+    another name of its own in that place."""
+    mine = c.groups or tuple(frozenset([x]) for x in c.seq)
+    theirs = t.seq
+    names = {x: said for low, said in t.names for x in index_terms(low)}
+    pairs = _lcs(mine, theirs, names)
+    for low, said in c.names:
+        terms = set(index_terms(low))
+        at = next((i for i, g in enumerate(mine) if g & terms), None)
+        if at is None or at in pairs:
+            continue
+        before = max((pairs[k] for k in pairs if k < at), default=-1)
+        after = min((pairs[k] for k in pairs if k > at), default=len(theirs))
+        other = next((names[x] for x in theirs[before + 1:after]
+                      if x in names and x not in terms), None)
+        if other:
+            return Conflict("name", t, other, said)
+    return None
+
+
+def _lcs(mine: Sequence[frozenset], theirs: Sequence[str], names) -> dict[int, int]:
+    """mine's words matched with theirs in order, the other words before names (a name
+    counts half): {i: j}."""
+    n, m = len(mine), len(theirs)
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1])
+            if theirs[j] in mine[i]:
+                best[i][j] = max(best[i][j], best[i + 1][j + 1] + (0.5 if theirs[j] in names
+                                                                   else 1.0))
+    out, i, j = {}, 0, 0
+    while i < n and j < m:
+        if theirs[j] in mine[i] and best[i][j] == best[i + 1][j + 1] + (
+                0.5 if theirs[j] in names else 1.0):
+            out[i] = j
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _has_word(text: str, word: str) -> bool:
