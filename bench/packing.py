@@ -594,6 +594,30 @@ def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budget
     return res, load_s
 
 
+def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
+    """Every kind of vector (sections, windows, parts) of every document, as warm() computes
+    them after an upload, read from the store when it has them: {document: {kind: seconds
+    embedding (0 when stored), "pages", "windows"}}; the cost per page of a first upload."""
+    from docchat.context import embeddings
+    emb = embeddings.DEFAULT
+    kinds = getattr(embeddings, "KINDS", ())
+    out: dict = {}
+    if not emb.enabled or not kinds:
+        return out
+    for path in dict.fromkeys(paths[(it.set, k)] for it in items for k in it.docs):
+        doc = lib.get(path)
+        if not emb.reads(doc) or not doc.sections:
+            continue
+        rec = {"pages": len(doc.pages), "windows": len(emb.units(doc, "windows"))}
+        for kind in kinds:
+            stored = emb.ready(doc, lib.store, kind)
+            t = time.perf_counter()
+            emb.vectors(doc, lib.store, kind=kind)
+            rec[kind] = 0.0 if stored else round(time.perf_counter() - t, 1)
+        out[path.name] = rec
+    return out
+
+
 def summarize(res: Results, items: list[Item], sets: list[str], methods: list[str],
               budgets: list[int], counter_name: str, args, lib: Library, load_s: float) -> dict:
     """The JSON summary: recall per set, method, budget and kind, with the run's context."""
@@ -638,9 +662,11 @@ def main() -> None:
     lib = Library(cache)
     need_eval = EvalDir(args.eval_dir)
     items, paths = load_sets(args, sets, need_eval)
+    vectors = prepare_vectors(items, paths, lib) if "docchat" in methods else {}
     res, load_s = run(items, paths, lib, methods, budgets, counter, args.followups)
     summary = summarize(res, items, sets, methods, budgets, counter_name, args, lib, load_s)
     summary["goals"] = goals(summary)
+    summary["vectors"] = vectors
     if not args.no_timing and "docchat" in methods:
         summary["pack_ms_1000_pages"] = big_timing(lib, need_eval() / "octave.pdf", counter,
                                                    budgets)
@@ -751,6 +777,12 @@ def table(s: dict) -> str:
                      + f" (goal < 200); first pack with a fresh embedder: "
                      f"{big['first_pack_ms_fresh_embedder']} ms")
     lines.append(f"Documents loaded in {s['document_load_s']} s (ingested now: {s['ingest_s']} s).")
+    for name, v in s.get("vectors", {}).items():
+        spent = {k: v[k] for k in ("sections", "windows", "parts") if k in v}
+        per_page = sum(spent.values()) / max(v["pages"], 1)
+        lines.append(f"Vectors of {name} ({v['pages']} pages, {v['windows']} windows), s "
+                     f"(0: stored): " + ", ".join(f"{k} {t}" for k, t in spent.items())
+                     + (f"; {per_page * 1000:.0f} ms per page" if any(spent.values()) else ""))
     return "\n".join(lines)
 
 

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
 from docchat.backends import FOREGROUND
+from docchat.context import outline
+from docchat.context.cache import DocumentCache
+from docchat.library import windows
 from ingest.document import Document, Section
 from ingest.segment import has_cjk
 
@@ -33,6 +36,22 @@ BATCH = 64
 SMALL = 4  # texts encoded on one thread
 CACHE_DOCS = 16
 STORED_AS = f"{MODEL_NAME}/{BODY_WORDS}w/{MAX_TOKENS}t"  # the embeddings table's model key
+# Passage vectors: every window (docchat/library/windows.py) embedded as its section's title
+# and its text, WINDOW_EMBED_CHARS of it at most (a window is about 600), WINDOW_TOKENS
+# wordpieces for MiniLM (600 characters of English are about 130).
+WINDOW_EMBED_CHARS = 700
+WINDOW_TOKENS = 128
+# The kinds of vectors kept per document: sections, windows (passages) and parts (headings
+# with headings under them: title, sub-titles and first words, docchat/context/outline.py).
+KINDS = ("sections", "windows", "parts")
+PART_CHARS = 400  # of a part's text: its path, its sub-titles, then its first words
+
+
+def _window_units(doc: Document) -> list[tuple[int, int, int]]:
+    return [(s.index, a, b) for s in doc.sections for a, b in windows.section_windows(s)]
+
+
+_WINDOWS: DocumentCache[list] = DocumentCache(16, equal=False)
 
 
 class EmbeddingStore(Protocol):
@@ -255,10 +274,26 @@ class DenseModel:
     sections: Callable[[], object]  # -> an encoder: .encode(texts) -> unit rows
     questions: Callable[[], object] | None  # None: the sections' encoder
     section_text: Callable[[Section], str]
+    # A window (section, first block, last block) as the model reads it, and the wordpieces
+    # it reads of one (MiniLM's cost grows with them; USE reads characters).
+    window_text: Callable[[Section, int, int], str] = lambda s, a, b: window_text(s, a, b)
+    window_tokens: int = MAX_TOKENS
+
+
+def window_text(section: Section, first: int, last: int, chars: int = WINDOW_EMBED_CHARS
+                ) -> str:
+    """What a window is embedded as: its section's title, then its text (the start of
+    chars characters of it, a Chinese character counting twice)."""
+    body = _start(" ".join(windows.window_text(section, first, last).split()), chars)
+    head = section.heading_path[-1] if section.heading_path else ""
+    return f"{head}: {body}" if head and body else head or body
 
 
 MINILM = DenseModel("minilm", STORED_AS, 384, False, available, lambda: Encoder(),
-                    lambda: QueryEncoder(), lambda s: section_text(s, BODY_WORDS))
+                    lambda: QueryEncoder(), lambda s: section_text(s, BODY_WORDS),
+                    window_tokens=WINDOW_TOKENS)
+
+
 def use_section_text(section: Section) -> str:
     """A section for the multilingual model: its heading path, then the first USE_CHARS of
     its body (words are not spaced in Chinese, so characters, not words, measure it)."""
@@ -291,6 +326,7 @@ class Embedder:
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
         self.cache_docs = cache_docs
+        self._last_question: tuple | None = None
 
     @property
     def enabled(self) -> bool:
@@ -334,57 +370,92 @@ class Embedder:
         """Whether this model embeds the document (MiniLM: English ones only)."""
         return self.model.multilingual or doc.language != "zh"
 
-    def ready(self, doc: Document, store: EmbeddingStore | None = None) -> bool:
-        """True when the document's section vectors are at hand (cached or stored), so
-        scores() will not have to embed its sections first."""
-        if f"{doc.sha256}:{len(doc.sections)}" in self._cache:
+    def units(self, doc: Document, kind: str = "sections") -> list:
+        """What one row of a kind of vectors stands for, in row order: section indexes,
+        windows (section index, first block, last block), or part entries (indexes into
+        outline.entries_of)."""
+        if kind == "sections":
+            return [s.index for s in doc.sections]
+        if kind == "windows":
+            return _WINDOWS.get(doc, _window_units)
+        return list(outline.parts_of(doc))
+
+    def texts(self, doc: Document, kind: str = "sections") -> list[str]:
+        """The texts embedded for a kind of vectors (units() gives what each row is)."""
+        if kind == "sections":
+            return [self.model.section_text(s) for s in doc.sections]
+        if kind == "windows":
+            by_index = {s.index: s for s in doc.sections}
+            return [self.model.window_text(by_index[i], a, b)
+                    for i, a, b in self.units(doc, kind)]
+        return [outline.part_text(doc, ei, PART_CHARS) for ei in self.units(doc, kind)]
+
+    def stored_as(self, kind: str = "sections") -> str:
+        """The embeddings table's model key of a kind of vectors."""
+        if kind == "sections":
+            return self.model.stored_as
+        chars = WINDOW_EMBED_CHARS if kind == "windows" else PART_CHARS
+        return f"{self.model.stored_as}/{kind}-{chars}"
+
+    def _key(self, doc: Document, kind: str) -> str:
+        return f"{doc.sha256}:{len(doc.sections)}:{kind}"
+
+    def ready(self, doc: Document, store: EmbeddingStore | None = None,
+              kind: str = "sections") -> bool:
+        """True when the document's vectors of this kind are at hand (cached or stored), so
+        asking for them will not embed anything first."""
+        if self._key(doc, kind) in self._cache:
             return True
         store = store or self.store
         return store is not None and store.get_embeddings(doc.sha256,
-                                                          self.model.stored_as) is not None
+                                                          self.stored_as(kind)) is not None
 
     def vectors(self, doc: Document, store: EmbeddingStore | None = None,
-                pause: Callable[[], object] | None = None):
-        """The document's section vectors (rows in section order), computed once: from the
-        in-process cache, else from store (or the embedder's own), else embedded and
-        written to that store. pause, when given, is called before each BATCH of sections
+                pause: Callable[[], object] | None = None, kind: str = "sections"):
+        """The document's vectors of a kind (rows in units() order), computed once: from
+        the in-process cache, else from store (or the embedder's own), else embedded and
+        written to that store. pause, when given, is called before each BATCH of texts
         (warm() waits there while a backend is working)."""
         store = store or self.store
-        key = f"{doc.sha256}:{len(doc.sections)}"
+        key = self._key(doc, kind)
         vecs = self._cached(key)
         if vecs is None:
-            vecs = self._stored(doc, store)
+            vecs = self._stored(doc, store, kind)
         if vecs is None:
             with self._embed_lock:  # another thread may have embedded it meanwhile
                 vecs = self._cached(key)
                 if vecs is None:
-                    vecs = self._stored(doc, store)
+                    vecs = self._stored(doc, store, kind)
                 if vecs is None:
                     t = time.perf_counter()
-                    vecs = self._embed([self.model.section_text(s) for s in doc.sections],
-                                       pause)
-                    logger.info("embedded %d sections of %s in %.1f s", len(vecs), doc.name,
+                    vecs = self._embed(self.texts(doc, kind), pause,
+                                       self.model.window_tokens if kind == "windows" else None)
+                    logger.info("embedded %d %s of %s in %.1f s", len(vecs), kind, doc.name,
                                 time.perf_counter() - t)
                     if store is not None:
-                        store.put_embeddings(doc.sha256, self.model.stored_as, vecs.tobytes())
+                        store.put_embeddings(doc.sha256, self.stored_as(kind), vecs.tobytes())
         with self._lock:
             self._cache[key] = vecs
             self._cache.move_to_end(key)
-            if len(self._cache) > self.cache_docs:
+            while len(self._cache) > self.cache_docs * len(KINDS):
                 self._cache.popitem(last=False)
         return vecs
 
-    def _embed(self, texts: list[str], pause):
+    def _embed(self, texts: list[str], pause, max_tokens: int | None = None):
         """Rows for texts, BATCH at a time (by length, so a batch pads little), calling
         pause() before each."""
         import numpy as np
         encoder = self.encoder()
+        if not texts:
+            return np.zeros((0, self.model.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         parts = []
         for k in range(0, len(order), BATCH):
             if pause is not None:
                 pause()
-            parts.append(encoder.encode([texts[i] for i in order[k:k + BATCH]]))
+            batch = [texts[i] for i in order[k:k + BATCH]]
+            parts.append(encoder.encode(batch, max_tokens)
+                         if max_tokens and isinstance(encoder, Encoder) else encoder.encode(batch))
         rows = np.concatenate(parts)
         out = np.empty_like(rows)
         out[order] = rows
@@ -394,39 +465,57 @@ class Embedder:
         with self._lock:
             return self._cache.get(key)
 
-    def _stored(self, doc: Document, store: EmbeddingStore | None):
+    def _stored(self, doc: Document, store: EmbeddingStore | None, kind: str = "sections"):
         import numpy as np
-        data = store.get_embeddings(doc.sha256, self.model.stored_as) if store is not None \
+        data = store.get_embeddings(doc.sha256, self.stored_as(kind)) if store is not None \
             else None
         if data is None:
             return None
         vecs = np.frombuffer(data, dtype=np.float32).reshape(-1, self.model.dim)
-        return vecs if len(vecs) == len(doc.sections) else None
+        want = len(doc.sections) if kind == "sections" else len(self.units(doc, kind))
+        return vecs if len(vecs) == want else None
 
-    def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
-               store: EmbeddingStore | None = None, queries: Sequence = ()
-               ) -> dict[tuple[object, int], float]:
-        """Cosine similarity of the question to each section of the documents the model
-        reads, keyed (doc key, section index). For an English-only model, a Chinese
-        question is embedded as the English words of its first query (its dictionary
-        translation); empty when it has none, or without the model."""
-        english = [(d, k) for d, k in zip(documents, keys) if self.reads(d)]
-        text = question
+    def question_text(self, question: str, queries: Sequence = ()) -> str:
+        """What is embedded for a question: itself; for an English-only model, a Chinese
+        question's English words of its first query (its dictionary translation)."""
         if has_cjk(question) and not self.model.multilingual:
             words = queries[0].text.split() if queries else []
-            text = " ".join(w for w in words if not has_cjk(w))
-        if not english or not text.strip() or not self.enabled:
-            return {}
-        q = self.query_encoder().encode([text])[0]
-        out: dict[tuple[object, int], float] = {}
-        for d, k in english:
-            if not d.sections:
-                continue
-            sims = self.vectors(d, store) @ q
-            for s, v in zip(d.sections, sims):
-                out[(k, s.index)] = float(v)
-        return out
+            return " ".join(w for w in words if not has_cjk(w))
+        return question
 
+    def question_vector(self, text: str):
+        """The question's vector (the last one is kept: sections, windows and parts are
+        scored against the same)."""
+        with self._lock:
+            if self._last_question is not None and self._last_question[0] == (
+                    self.model.name, text):
+                return self._last_question[1]
+        q = self.query_encoder().encode([text])[0]
+        with self._lock:
+            self._last_question = ((self.model.name, text), q)
+        return q
+
+    def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
+               store: EmbeddingStore | None = None, queries: Sequence = (),
+               kind: str = "sections", only_ready: bool = False) -> dict[tuple, float]:
+        """Cosine similarity of the question to each unit of a kind (sections: keyed (doc
+        key, section index); windows: (doc key, section index, first, last); parts: (doc
+        key, entry index)) of the documents the model reads; empty when the question has
+        no text the model reads, or without the model. only_ready: only documents whose
+        vectors are at hand (never embeds: windows and parts are computed by warm())."""
+        readable = [(d, k) for d, k in zip(documents, keys) if self.reads(d) and d.sections]
+        if only_ready:
+            readable = [(d, k) for d, k in readable if self.ready(d, store, kind)]
+        text = self.question_text(question, queries)
+        if not readable or not text.strip() or not self.enabled:
+            return {}
+        q = self.question_vector(text)
+        out: dict[tuple, float] = {}
+        for d, k in readable:
+            sims = self.vectors(d, store, kind=kind) @ q
+            for unit, v in zip(self.units(d, kind), sims):
+                out[(k, *unit) if isinstance(unit, tuple) else (k, unit)] = float(v)
+        return out
 
 DEFAULT = Embedder()
 
@@ -460,18 +549,21 @@ YIELD_MAX_S = 120.0
 
 def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None, yield_to=FOREGROUND
          ) -> threading.Thread | None:
-    """Embed an English document's sections in the background, so its first question
-    does not wait for them; open_store (a callable, run in that thread: SQLite connections
-    belong to their thread) gives the store the vectors are read from and written to. None
-    where there is nothing to do. Between batches it waits while yield_to (a Foreground;
-    None: never) is busy, so a question asked meanwhile is read at the backend's full speed
-    (it is packed by BM25 alone until the vectors are in: qa.dense_ready)."""
+    """Embed a document's sections, then its windows (passages) and parts, in the
+    background, so its first question does not wait for them; open_store (a callable, run
+    in that thread: SQLite connections belong to their thread) gives the store the vectors
+    are read from and written to. None where there is nothing to do. Between batches it
+    waits while yield_to (a Foreground; None: never) is busy, so a question asked meanwhile
+    is read at the backend's full speed (it is packed by BM25 alone until the section
+    vectors are in: qa.dense_ready; by BM25 windows until the window vectors are)."""
     if not embedder.reads(doc) or not doc.sections or not embedder.enabled:
         return None
     pause = None if yield_to is None else lambda: yield_to.wait_idle(YIELD_MAX_S)
 
     def run() -> None:
-        embedder.vectors(doc, open_store() if open_store is not None else None, pause)
+        store = open_store() if open_store is not None else None
+        for kind in KINDS:  # the sections first: packing waits for them (qa.dense_ready)
+            embedder.vectors(doc, store, pause, kind=kind)
 
     thread = threading.Thread(target=_quietly, args=(run,), daemon=True,
                               name=f"embed-{doc.sha256[:8]}")

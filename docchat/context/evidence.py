@@ -118,10 +118,12 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
     if not qterms:
         return []
     by_key: dict[object, Document] = {}
+    own_key = {id(d): doc_key(d, i) for i, d in enumerate(documents)}
     for i, d in enumerate(documents):
         by_key[doc_key(d, i)] = d
         by_key.setdefault(d.name, d)
     wanted = set(qterms)
+    dense = _passage_meaning(documents, question, sections)
     candidates: list[tuple[Document, Section, list[_Candidate], set[str]]] = []
     df: Counter = Counter()
     for key, index in sections:
@@ -130,7 +132,8 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
         if section is None:
             continue
         found = []
-        for text, page in _units(section):
+        near = _window_meaning(dense, own_key[id(doc)], section)
+        for text, page, block in _units(section):
             for a, b in sentence_spans(text):
                 s = text[a:b]
                 if len(s) < MIN_CHARS:
@@ -138,7 +141,7 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
                 words = index_terms(s)
                 present = wanted.intersection(words)
                 df.update(present)
-                found.append(_Candidate(s, page, present, words))
+                found.append(_Candidate(s, page, present, words, near.get(block, 0.0)))
         heading = wanted.intersection(index_terms(" ".join(section.heading_path)))
         candidates.append((doc, section, found, heading))
     n = sum(len(f) for _, _, f, _ in candidates) or 1
@@ -156,6 +159,7 @@ class _Candidate:
     page: int  # physical page the sentence starts on
     present: set  # the question's terms it holds
     words: list  # its index terms, in order
+    meaning: float = 0.0  # its window's dense score, 0..1 (_passage_meaning)
 
 
 # Boilerplate: notices, thanks, running matter, keyword lines, tables of contents.
@@ -200,9 +204,9 @@ class _Ranker:
         self.notices_asked = _LICENCE_QUESTION.search(question) is not None
 
     def score(self, c: _Candidate, boiler_section: bool) -> float:
-        if not c.present:
+        if not c.present and not c.meaning:
             return 0.0
-        score = sum(self.idf[t] for t in c.present)
+        score = sum(self.idf[t] for t in c.present) + DENSE_WEIGHT * c.meaning * self.unseen
         content = [w for w in c.words if w not in _STOP_TERMS]
         score += PHRASE_BONUS * sum(min(self.idf.get(a, 0), self.idf.get(b, 0))
                                     for a, b in zip(content, content[1:]) if (a, b) in self.pairs)
@@ -233,26 +237,69 @@ def _evidence(doc: Document, section: Section, found: list[_Candidate], heading:
 _ENDS = (".", "!", "?", ":", "。", "！", "？", "：", "；", ";", "”", "\"", ")")
 
 
-def _units(section: Section) -> list[tuple[str, int]]:
-    """The section's text blocks (no headings) as (text, page), a prose block that stops
-    mid-sentence joined with the next one (a sentence cut by a page or column break), each
-    line of code and tables apart."""
-    out: list[tuple[str, int]] = []
+def _units(section: Section) -> list[tuple[str, int, int]]:
+    """The section's text blocks (no headings) as (text, page, block index), a prose block
+    that stops mid-sentence joined with the next one (a sentence cut by a page or column
+    break), each line of code and tables apart."""
+    out: list[tuple[str, int, int]] = []
     joinable = False
-    for block in section.blocks:
+    for k, block in enumerate(section.blocks):
         if block.kind == "heading" or not block.text.strip():
             joinable = False
             continue
         text = block.text.strip()
         if block.kind in ("code", "table"):  # each line is a unit: a command, a row
-            out += [(line.strip(), block.page) for line in text.split("\n") if line.strip()]
+            out += [(line.strip(), block.page, k) for line in text.split("\n")
+                    if line.strip()]
             joinable = False
             continue
         if joinable and (text[0].islower() or text[0].isdigit()):
-            out[-1] = (out[-1][0] + " " + text, out[-1][1])
+            out[-1] = (out[-1][0] + " " + text, out[-1][1], out[-1][2])
         else:
-            out.append((text, block.page))
+            out.append((text, block.page, k))
         joinable = block.kind == "prose" and not out[-1][0].endswith(_ENDS)
+    return out
+
+
+# Passage meaning: the dense scores of the windows (docchat/library/windows.py) of the
+# packed sections, where the embedder has their vectors at hand (packing just used them: no
+# model runs here, the question's vector is the one packing computed). The DENSE_TOP best
+# windows are scaled from 0 to 1; a sentence of one adds DENSE_WEIGHT times that of a word
+# seen once, so a paraphrase that shares no word with its passage still shows it.
+DENSE_WEIGHT = 1.0
+DENSE_TOP = 10
+
+
+def _passage_meaning(documents: Sequence[Document], question: str,
+                     sections: Sequence[tuple[object, int]]) -> dict[tuple, float]:
+    """(doc key, section index, first, last) -> 0..1 for the best windows of the packed
+    sections; empty without stored window vectors (or the embedder)."""
+    from docchat.context import embeddings
+    embedder = embeddings.DEFAULT
+    if not embedder.enabled:
+        return {}
+    keys = [doc_key(d, i) for i, d in enumerate(documents)]
+    names = {d.name: k for d, k in zip(documents, keys)}
+    wanted = {(names.get(k, k), idx) for k, idx in sections}
+    scores = embedder.scores(question, documents, keys, kind="windows", only_ready=True)
+    scores = {w: v for w, v in scores.items() if w[:2] in wanted}
+    if not scores:
+        return {}
+    ranked = sorted(scores.values(), reverse=True)
+    hi, lo = ranked[0], ranked[min(DENSE_TOP, len(ranked) - 1)]
+    if hi <= lo:
+        return {}
+    return {w: (v - lo) / (hi - lo) for w, v in scores.items() if v > lo}
+
+
+def _window_meaning(dense: dict[tuple, float], key: object, section: Section
+                    ) -> dict[int, float]:
+    """Block index -> its window's scaled dense score, for one section."""
+    out: dict[int, float] = {}
+    for (k, idx, first, last), v in dense.items():
+        if idx == section.index and k == key:
+            for b in range(first, last + 1):
+                out[b] = v
     return out
 
 

@@ -175,28 +175,19 @@ def _has_children(es: Sequence[Entry], ei: int) -> bool:
 
 
 def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
-                     with_children: bool = False, named: set[str] | None = None
+                     with_children: bool = False, named: set[str] | None = None,
+                     dense: Sequence[dict[int, float]] | None = None
                      ) -> tuple[int, int] | None:
     """(document, entry) of the part of the documents the question is about: the heading
     it names by title (named_part, when named is given), else of the headings scoring at
-    least PART_ALPHA of the best one (headings over the question's best sections), the one
-    over the fewest sections. with_children: only headings with headings under them. None
-    without hits."""
+    least PART_ALPHA of the best one (scored_parts: headings over the question's best
+    sections, and by meaning where dense part scores are given), the one over the fewest
+    sections. with_children: only headings with headings under them. None without hits."""
     if named:
         found = named_part(documents, relevance, named, with_children)
         if found is not None:
             return found
-    scored = []
-    for di, (d, rel) in enumerate(zip(documents, relevance)):
-        if not rel:
-            continue
-        es = entries_of(d)
-        for ei, sc in enumerate(part_scores(d, rel)):
-            if sc <= 0:
-                continue
-            if with_children and not _has_children(es, ei):
-                continue
-            scored.append((sc, di, ei))
+    scored = scored_parts(documents, relevance, with_children, dense)
     if not scored:
         return None
     top = max(sc for sc, _, _ in scored)
@@ -204,6 +195,40 @@ def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int
             for sc, di, ei in scored if sc >= PART_ALPHA * top]
     e, _, di, ei = min(near, key=lambda x: (x[0].end - x[0].start, -x[1], -x[0].depth))
     return di, ei
+
+
+# Dense part scores (a part embedded as its title, sub-titles and first words) join the
+# parts' own scores (scaled by the best part) for the PART_DENSE_TOP best parts, min-max
+# scaled from 0 to PART_DENSE_WEIGHT.
+PART_DENSE_WEIGHT = 1.0
+PART_DENSE_TOP = 10
+
+
+def scored_parts(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
+                 with_children: bool = False, dense: Sequence[dict[int, float]] | None = None
+                 ) -> list[tuple[float, int, int]]:
+    """(score, document, entry) of every heading scoring above 0: its part score
+    (part_scores) over the best one's, plus its dense score scaled as above."""
+    scored = []
+    for di, (d, rel) in enumerate(zip(documents, relevance)):
+        if not rel:
+            continue
+        es = entries_of(d)
+        for ei, sc in enumerate(part_scores(d, rel)):
+            if sc > 0 and (not with_children or _has_children(es, ei)):
+                scored.append((sc, di, ei))
+    if not dense or not any(dense):
+        return scored
+    top = max((sc for sc, _, _ in scored), default=0.0) or 1.0
+    out = {(di, ei): sc / top for sc, di, ei in scored}
+    ranked = sorted(((v, di, ei) for di, ds in enumerate(dense) for ei, v in ds.items()),
+                    reverse=True)
+    hi, lo = ranked[0][0], ranked[min(PART_DENSE_TOP, len(ranked) - 1)][0]
+    for v, di, ei in ranked[:PART_DENSE_TOP]:
+        if hi > lo and v > lo and (not with_children
+                                   or _has_children(entries_of(documents[di]), ei)):
+            out[(di, ei)] = out.get((di, ei), 0.0) + PART_DENSE_WEIGHT * (v - lo) / (hi - lo)
+    return [(sc, di, ei) for (di, ei), sc in out.items()]
 
 
 def subtree(doc: Document, ei: int) -> list[int]:
@@ -220,16 +245,14 @@ STRUCTURE_PARTS = 3  # parts a question about structure gets the sub-outlines of
 
 
 def other_parts(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
-                first: tuple[int, int], n: int) -> list[tuple[int, int]]:
+                first: tuple[int, int], n: int,
+                dense: Sequence[dict[int, float]] | None = None) -> list[tuple[int, int]]:
     """first, then up to n - 1 more parts with headings under them, best part score first,
     none inside or around one already taken, none above first's level (a whole part of the
     book shows little more than its chapter titles)."""
     out = [first]
     depth = entries_of(documents[first[0]])[first[1]].depth
-    scored = sorted(((sc, di, ei) for di, (d, rel) in enumerate(zip(documents, relevance))
-                     for ei, sc in enumerate(part_scores(d, rel) if rel else ())
-                     if sc > 0 and _has_children(entries_of(d), ei)), reverse=True)
-    for _, di, ei in scored:
+    for _, di, ei in sorted(scored_parts(documents, relevance, True, dense), reverse=True):
         if len(out) >= n:
             break
         e = entries_of(documents[di])[ei]
@@ -245,18 +268,27 @@ def _overlap(a: Entry, b: Entry) -> bool:
 
 def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
-                  named: set[str] | None = None, parts: int = 1) -> str:
+                  named: set[str] | None = None, parts: int = 1,
+                  dense: Sequence[dict[int, float]] | None = None) -> str:
     """The whole sub-outline, with pages, of the part the question is about (see
     part_asked_about: a chapter, or a section with subsections), its deepest levels left
     out first when it does not fit budget tokens; empty when there is no such part or the
     outline shown already holds all of it. parts > 1 (a question about the documents'
-    structure: "which chapter ..., and what are its sections?"): the next best parts
-    follow (other_parts), each within what the budget has left; a question asked by
-    content often scores the right chapter second or third."""
-    found = part_asked_about(documents, relevance, with_children=True, named=named)
-    if found is None or budget <= 0:
+    structure: "which chapter ..., and what are its sections?"): the whole outline where
+    it fits budget (and the outline shown is not whole), else the next best parts follow
+    (other_parts), each within what the budget has left; a question asked by content often
+    scores the right chapter second or third."""
+    if budget <= 0:
         return ""
-    chosen = other_parts(documents, relevance, found, parts) if parts > 1 else [found]
+    if parts > 1 and shown is not None and shown.dropped:
+        whole = build_outline(documents, counter, budget)
+        if not whole.dropped:  # the whole outline fits: no part to guess
+            return whole.text
+    found = part_asked_about(documents, relevance, with_children=True, named=named,
+                             dense=dense)
+    if found is None:
+        return ""
+    chosen = other_parts(documents, relevance, found, parts, dense) if parts > 1 else [found]
     texts: list[str] = []
     left = budget
     for di, ei in chosen:
@@ -284,3 +316,33 @@ def _sub_outline(doc: Document, ei: int, counter: TokenCounter, budget: int,
         if counter.text(text) <= budget:
             return text
     return ""
+
+
+def parts_of(doc: Document) -> list[int]:
+    """The entries of doc with headings under them (its parts, chapters and sections with
+    subsections): what a question about structure is answered with (cached)."""
+    return _PARTS.get(doc, lambda d: [ei for ei in range(len(entries_of(d)))
+                                      if _has_children(entries_of(d), ei)])
+
+
+_PARTS: DocumentCache[list[int]] = DocumentCache(16, equal=False)
+
+
+def part_text(doc: Document, ei: int, chars: int = 400) -> str:
+    """What a part is embedded as, for scoring it by meaning ("drawing pictures" for a
+    chapter titled "Graphical ..."): its heading path, the titles of the headings right
+    under it, then the first words of its body, within chars characters (a Chinese
+    character counting twice)."""
+    es = entries_of(doc)
+    top = es[ei]
+    path = doc.sections[top.start].heading_path[: top.depth]
+    subs = [doc.sections[es[j].start].heading_path[es[j].depth - 1]
+            for j in subtree(doc, ei)[1:] if es[j].depth == top.depth + 1]
+    body = " ".join(doc.sections[top.start].text.split())
+    text = f"{' > '.join(path)}: {'; '.join(subs)}. {body}"
+    used = 0
+    for k, ch in enumerate(text):
+        used += 2 if "\u3400" <= ch <= "\u9fff" else 1
+        if used > chars:
+            return text[:k]
+    return text

@@ -308,9 +308,11 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
     choice.qterms = rel.terms
     positions = selection.positions(docs, rel.sections)
     if choice.outline.dropped:
-        choice.focus = focus_outline(docs, counter, room.share(policy.focus_share), positions,
+        share = policy.structure_focus_share if rel.structure else policy.focus_share
+        choice.focus = focus_outline(docs, counter, room.share(share), positions,
                                      shown=choice.outline, named=rel.named,
-                                     parts=STRUCTURE_PARTS if rel.structure else 1)
+                                     parts=STRUCTURE_PARTS if rel.structure else 1,
+                                     dense=selection.part_positions(docs, rel.parts))
         if choice.focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang,
                                                                   choice.focus))

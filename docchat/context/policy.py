@@ -27,6 +27,10 @@ class PackingPolicy:
     # The sub-outline of the chapter asked about, when the full outline did not fit: a
     # fifth, so that excerpts keep most of the budget.
     focus_share: float = 0.2
+    # ... and for a question about structure ("which chapter ..., what are its sections?"),
+    # this share: the whole outline when it fits in it (a 146-section manual's is about
+    # 2k tokens, a quarter of an 8k budget), else the sub-outlines of the best parts.
+    structure_focus_share: float = 0.35
 
     # --- sharing the budget between documents --------------------------------------------
     # Half the budget is split evenly between documents, half by their relevance (three best

@@ -3,7 +3,7 @@ window scores, and the words that score blocks; the packer's one call into retri
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from docchat.context.embeddings import Embedder, EmbeddingStore
@@ -24,6 +24,11 @@ from ingest.document import Document
 
 logger = logging.getLogger(__name__)
 
+# Dense passage (window) scores join the BM25 window scores for the PASSAGE_TOP best
+# windows, min-max scaled from 0 to PASSAGE_WEIGHT (as add_dense does for sections).
+PASSAGE_WEIGHT = 1.0
+PASSAGE_TOP = 10
+
 
 @dataclass(frozen=True)
 class Relevance:
@@ -34,6 +39,7 @@ class Relevance:
     terms: list[str]  # the queries' content words (block scoring)
     named: set[str]  # the first query's words as the index stems them (titles it names)
     structure: bool = False  # the question asks which part is about something, or its parts
+    parts: dict = field(default_factory=dict)  # (doc key, outline entry) -> dense score
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -51,11 +57,20 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     hits = [by_window(q.text) for q in queries]  # each query searched once
     windows = window_scores(by_window, queries, hits)
     own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
-    fused = add_windows(fused, windows)
+    parts: dict = {}
     if embedder is not None and embedder.enabled:
         keys = [doc_key(d, i) for i, d in enumerate(documents)]
-        fused = add_dense(fused, embedder.scores(question, documents, keys, store=store,
-                                                 queries=queries))
+        dense = embedder.scores(question, documents, keys, store=store, queries=queries)
+        fused = add_dense(fused, dense)
+        # Passages and parts by meaning, where their vectors are at hand (warm() computes
+        # them in the background after the sections'; until then BM25 alone finds them).
+        passages = embedder.scores(question, documents, keys, store=store, queries=queries,
+                                   kind="windows", only_ready=True)
+        windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
+        own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
+        parts = embedder.scores(question, documents, keys, store=store, queries=queries,
+                                kind="parts", only_ready=True)
+    fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
-                     named, asks_structure(question))
+                     named, asks_structure(question), parts)

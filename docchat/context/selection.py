@@ -130,9 +130,11 @@ class Selection:
         """Precision first: the best windows (the paragraphs that match the question best,
         wherever their sections rank), up to policy.breadth_top of them, at least
         window_floor of the best one's score, in breadth_share of each document's share; a
-        window too long for what is left keeps its best blocks."""
+        window too long for what is left keeps its best blocks. The best window of each
+        section comes before a second one of any (diverse): a question about two parts
+        gets both."""
         taken = 0
-        for di, p, first, last, _ in strong_windows(windows, self.policy):
+        for di, p, first, last, _ in diverse(strong_windows(windows, self.policy)):
             if taken >= self.policy.breadth_top:
                 break
             d = self.documents[di]
@@ -296,6 +298,27 @@ def strong_windows(windows: Sequence[Window], policy: PackingPolicy = POLICY
     """The best windows (best first) scoring at least policy.window_floor of the best."""
     best = windows[0][4] if windows else 0.0
     return takewhile(lambda w: w[4] >= policy.window_floor * best, windows)
+
+
+def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:
+    """Dense part scores ((doc key, outline entry) -> score) per document: entry -> score."""
+    where = {doc_key(d, i): i for i, d in enumerate(documents)}
+    out: list[dict[int, float]] = [{} for _ in documents]
+    for (key, ei), sc in parts.items():
+        i = where.get(key)
+        if i is not None:
+            out[i][ei] = sc
+    return out
+
+
+def diverse(windows: Iterator[Window] | Sequence[Window]) -> list[Window]:
+    """Windows (best first) with each section's best one first, then the others in order."""
+    seen: set[tuple[int, int]] = set()
+    first, rest = [], []
+    for w in windows:
+        (rest if (w[0], w[1]) in seen else first).append(w)
+        seen.add((w[0], w[1]))
+    return first + rest
 
 
 def window_positions(documents: Sequence[Document], windows: dict) -> list[Window]:

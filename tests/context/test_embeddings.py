@@ -140,9 +140,10 @@ def test_warm_embeds_english_documents_in_the_background():
     assert warm(doc("zh"), embedder) is None
     thread = warm(doc("en"), embedder)
     thread.join(10)
-    assert Counting.calls == 1
+    assert Counting.calls == 2  # its section, then its one window (no part has parts)
     embedder.vectors(doc("en"))  # cached: not encoded again
-    assert Counting.calls == 1
+    embedder.vectors(doc("en"), kind="windows")
+    assert Counting.calls == 2
 
 
 def test_stored_vectors_are_reused_after_a_restart(store):
@@ -306,7 +307,7 @@ def test_warm_embeds_at_the_lowest_cpu_priority(tmp_path):
     d = doc(MANUAL, name="niced.pdf")
     thread = embeddings.warm(d, Embedder(encoder=Niced()))
     thread.join(10)
-    assert seen == [19]
+    assert seen == [19, 19]  # the sections, then the windows
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != 19  # caller as it was
 
 
@@ -391,8 +392,10 @@ def test_warm_waits_for_the_foreground_before_each_batch(monkeypatch):
     d = doc(MANUAL, name="batches.pdf")
     e = Embedder(encoder=Recording())
     embeddings.warm(d, e, yield_to=Gate()).join(10)
-    n = len(d.sections)
-    assert n > 4 and events == ["wait", "encode 2"] * (n // 2) + ["wait", "encode 1"] * (n % 2)
+    def batches(n):
+        return ["wait", "encode 2"] * (n // 2) + ["wait", "encode 1"] * (n % 2)
+    n, w = len(d.sections), len(e.units(d, "windows"))
+    assert n > 4 and events == batches(n) + batches(w) + batches(len(e.units(d, "parts")))
     assert np.allclose(e.vectors(d), FakeEncoder().encode([section_text(s)
                                                           for s in d.sections]))
 
@@ -413,8 +416,9 @@ def test_warm_pauses_while_a_backend_streams_and_resumes_after():
     paused = thread.is_alive() and encoder.encoded == 0
     stream.close()
     thread.join(10)
-    assert paused and not thread.is_alive() and encoder.encoded == len(d.sections)
-    assert e.ready(d)
+    windows = len(e.units(d, "windows"))
+    assert paused and not thread.is_alive() and encoder.encoded == len(d.sections) + windows
+    assert e.ready(d) and e.ready(d, kind="windows")
 
 
 def test_warm_without_yielding_embeds_beside_a_stream():
@@ -425,6 +429,86 @@ def test_warm_without_yielding_embeds_beside_a_stream():
     d = doc(MANUAL, name="beside.pdf")
     stream = EchoBackend().stream(GenerationRequest([Message("user", "a b c")]))
     next(stream)
-    embeddings.warm(d, Embedder(encoder=encoder), yield_to=None).join(10)
+    e = Embedder(encoder=encoder)
+    embeddings.warm(d, e, yield_to=None).join(10)
     stream.close()
-    assert encoder.encoded == len(d.sections)
+    assert encoder.encoded == len(d.sections) + len(e.units(d, "windows"))
+
+
+class Synonyms(FakeEncoder):
+    """FakeEncoder that reads some words as one meaning (a paraphrase shares no word with
+    its passage, but lands near it)."""
+    SAME = {"drawing": "graphic", "pictures": "graphic", "plots": "graphic",
+            "graphical": "graphic", "mistakes": "error", "errors": "error",
+            "debugging": "error", "bugs": "error"}
+
+    def encode(self, texts):
+        return super().encode([" ".join(self.SAME.get(w, w) for w in t.lower().split())
+                               for t in texts])
+
+
+def long_doc():
+    """One long section whose fourth paragraph (its own window) is about pictures."""
+    paras = [f"Paragraph {k} talks about matrices and vectors in some detail. " * 12
+             for k in range(6)]
+    paras[4] = "Graphical output: the figure window shows plots of your data. " * 4
+    s = Section(0, ("Basics",), 1, 1, 1, "prose",
+                tuple(Block("prose", p, 1) for p in paras))
+    other = Section(1, ("Strings",), 1, 2, 2, "prose",
+                    (Block("prose", "Strings hold text; concatenate them. " * 8, 2),))
+    return Document(path="l.pdf", sha256="long", name="l.pdf", kind="pdf", language="en",
+                    pages=[Page(1, ""), Page(2, "")], sections=[s, other])
+
+
+def test_passage_vectors_find_a_paraphrased_window_once_they_are_ready(store):
+    """Passage-level dense scores: the window about pictures ranks first for "drawing
+    pictures" (no word in common) once the window vectors are computed (warm(), or the
+    store); before that the question never waits for them: nothing is embedded but the
+    question and the sections."""
+    from docchat.context.relevance import relevance
+    enc = Synonyms()
+    d = long_doc()
+    e = Embedder(store, enc)
+    before = relevance([d], "drawing pictures", embedder=e, store=store)
+    assert enc.encoded == len(d.sections) + 1 and not before.windows
+    e.vectors(d, store, kind="windows")
+    windows = e.units(d, "windows")
+    assert len(windows) > 2 and enc.encoded == len(d.sections) + 1 + len(windows)
+    after = relevance([d], "drawing pictures", embedder=Embedder(store, enc), store=store)
+    best = max(after.windows, key=after.windows.get)
+    assert best[1] == 0 and d.sections[0].blocks[best[2]].text.startswith("Graphical")
+    assert enc.encoded == len(d.sections) + 2 + len(windows)  # stored: not embedded again
+
+
+def test_part_vectors_choose_the_chapter_asked_about_by_meaning(store):
+    """A question about structure whose words are in no title: the part whose title, sub-
+    titles and first words mean the same gets its sub-outline (dense part scores)."""
+    from docchat.context.outline import focus_outline, part_text, parts_of
+    from docchat.context.passages import TokenCounter
+    from docchat.context.relevance import relevance
+    from docchat.context.selection import part_positions
+    secs, k = [], 0
+    for chapter, subs in [("Matrices", ["Creating", "Indexing", "Slicing"]),
+                          ("Graphical Output", ["Figure windows", "Axes", "Colours"]),
+                          ("Strings", ["Concatenation", "Searching", "Regexps"])]:
+        for sub in subs:
+            secs.append(Section(k, (chapter, sub), 2, k + 1, k + 1, "prose",
+                                (Block("prose", f"About {sub.lower()} here. " * 5, k + 1),)))
+            k += 1
+    d = Document(path="b.pdf", sha256="book", name="b.pdf", kind="pdf", language="en",
+                 pages=[Page(i + 1, "") for i in range(k)], sections=secs)
+    assert [part_text(d, ei).split(":")[0] for ei in parts_of(d)] == [
+        "Matrices", "Graphical Output", "Strings"]
+    e = Embedder(store, Synonyms())
+    e.vectors(d, store, kind="parts")
+    q = "Which chapter is about drawing pictures, and what are its sections?"
+    rel = relevance([d], q, embedder=e, store=store)
+    best = max(rel.parts, key=rel.parts.get)
+    assert best == (0, parts_of(d)[1]) and len(rel.parts) == 3
+    # The sections' scores point at Strings (its words), the parts' meaning at Graphical
+    # Output: the part's own meaning decides.
+    lexical = [{6: 1.0, 7: 0.9, 4: 0.3}]
+    counter = TokenCounter(Chars(), "chars")
+    assert focus_outline([d], counter, 10_000, lexical).startswith("- b.pdf: Strings")
+    focus = focus_outline([d], counter, 10_000, lexical, dense=part_positions([d], rel.parts))
+    assert focus.splitlines()[0].startswith("- b.pdf: Graphical Output")

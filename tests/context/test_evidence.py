@@ -130,3 +130,35 @@ def test_how_much_question_prefers_a_sentence_with_a_number_and_best_comes_first
     # Not a how-much question: the sentence with more of its words comes first.
     assert shown(doc, "Do the authors measure speedups on benchmark programs?")[0].text == (
         "The authors measure speedups on benchmark programs with a profiler.")
+
+
+def test_a_paraphrase_shows_the_sentence_of_the_window_that_means_the_same(monkeypatch):
+    """No word of the question is in the passage; the window vectors packing computed (the
+    default embedder's, at hand) bring its sentences in, best window first."""
+    import re
+
+    import numpy as np
+
+    from docchat.context import embeddings
+
+    same = {"guarantee": "warranty", "protected": "warranty", "lasts": "duration",
+            "long": "duration"}
+
+    class Meaning:
+        def encode(self, texts):
+            out = np.zeros((len(texts), 384), dtype=np.float32)
+            for i, t in enumerate(texts):
+                for w in re.findall(r"[a-z]+", t.lower()):
+                    out[i, sum(map(ord, same.get(w, w))) % 384] += 1.0
+            return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    chosen = [(3, 0), (3, 1), (3, 2)]
+    question = "For how long is my guarantee protected?"
+    assert find_evidence([MANUAL], chosen, question) == []  # no word in common
+    embedder = embeddings.Embedder(encoder=Meaning())
+    monkeypatch.setattr(embeddings, "DEFAULT", embedder)
+    assert find_evidence([MANUAL], chosen, question) == []  # no window vectors at hand yet
+    embedder.vectors(MANUAL, kind="windows")
+    found = find_evidence([MANUAL], chosen, question)
+    assert found[0].heading == "Manual > Warranty"
+    assert found[0].sentences[0].text == "The warranty lasts two years."
