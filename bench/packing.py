@@ -604,7 +604,8 @@ def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
     out: dict = {}
     if not emb.enabled or not kinds:
         return out
-    for path in dict.fromkeys(paths[(it.set, k)] for it in items for k in it.docs):
+    files = dict.fromkeys(paths[(it.set, k)] for it in items for k in it.docs)
+    for path in sorted(files, key=lambda p: len(lib.get(p).pages)):  # the small ones first
         doc = lib.get(path)
         if not emb.reads(doc) or not doc.sections:
             continue

@@ -38,9 +38,11 @@ CACHE_DOCS = 16
 STORED_AS = f"{MODEL_NAME}/{BODY_WORDS}w/{MAX_TOKENS}t"  # the embeddings table's model key
 # Passage vectors: every window (docchat/library/windows.py) embedded as its section's title
 # and its text, WINDOW_EMBED_CHARS of it at most (a window is about 600), WINDOW_TOKENS
-# wordpieces for MiniLM (600 characters of English are about 130).
+# wordpieces for MiniLM (the first ~45 words of a window: 600 characters of English are
+# about 130 wordpieces, and MiniLM's cost grows with them: 75 ms of CPU per window at 128,
+# 38 at 64, on this 2-core machine at load 12; a 1,158-page manual has 4,370 windows).
 WINDOW_EMBED_CHARS = 700
-WINDOW_TOKENS = 128
+WINDOW_TOKENS = 64
 # The kinds of vectors kept per document: sections, windows (passages) and parts (headings
 # with headings under them: title, sub-titles and first words, docchat/context/outline.py).
 KINDS = ("sections", "windows", "parts")
@@ -326,7 +328,7 @@ class Embedder:
         self._lock = threading.RLock()
         self._embed_lock = threading.Lock()
         self.cache_docs = cache_docs
-        self._last_question: tuple | None = None
+        self._questions: OrderedDict[tuple[str, str], object] = OrderedDict()
 
     @property
     def enabled(self) -> bool:
@@ -394,8 +396,9 @@ class Embedder:
         """The embeddings table's model key of a kind of vectors."""
         if kind == "sections":
             return self.model.stored_as
-        chars = WINDOW_EMBED_CHARS if kind == "windows" else PART_CHARS
-        return f"{self.model.stored_as}/{kind}-{chars}"
+        if kind == "windows":
+            return f"{self.model.stored_as}/windows-{WINDOW_EMBED_CHARS}c-{WINDOW_TOKENS}t"
+        return f"{self.model.stored_as}/parts-{PART_CHARS}c"
 
     def _key(self, doc: Document, kind: str) -> str:
         return f"{doc.sha256}:{len(doc.sections)}:{kind}"
@@ -484,38 +487,48 @@ class Embedder:
         return question
 
     def question_vector(self, text: str):
-        """The question's vector (the last one is kept: sections, windows and parts are
+        """A question's vector (the last few are kept: sections, windows and parts are
         scored against the same)."""
+        key = (self.model.name, text)
         with self._lock:
-            if self._last_question is not None and self._last_question[0] == (
-                    self.model.name, text):
-                return self._last_question[1]
-        q = self.query_encoder().encode([text])[0]
-        with self._lock:
-            self._last_question = ((self.model.name, text), q)
+            q = self._questions.get(key)
+        if q is None:
+            q = self.query_encoder().encode([text])[0]
+            with self._lock:
+                self._questions[key] = q
+                while len(self._questions) > 4:
+                    self._questions.popitem(last=False)
         return q
 
     def scores(self, question: str, documents: Sequence[Document], keys: Sequence[object],
                store: EmbeddingStore | None = None, queries: Sequence = (),
-               kind: str = "sections", only_ready: bool = False) -> dict[tuple, float]:
+               kind: str = "sections", only_ready: bool = False, context: str = ""
+               ) -> dict[tuple, float]:
         """Cosine similarity of the question to each unit of a kind (sections: keyed (doc
         key, section index); windows: (doc key, section index, first, last); parts: (doc
         key, entry index)) of the documents the model reads; empty when the question has
         no text the model reads, or without the model. only_ready: only documents whose
-        vectors are at hand (never embeds: windows and parts are computed by warm())."""
+        vectors are at hand (never embeds: windows and parts are computed by warm()).
+        context (the previous user turn of a follow-up): a unit scores the better of the
+        question alone and the question after it ("And on a Mac?" means little alone)."""
         readable = [(d, k) for d, k in zip(documents, keys) if self.reads(d) and d.sections]
         if only_ready:
             readable = [(d, k) for d, k in readable if self.ready(d, store, kind)]
         text = self.question_text(question, queries)
         if not readable or not text.strip() or not self.enabled:
             return {}
-        q = self.question_vector(text)
+        qs = [self.question_vector(text)]
+        if context.strip():
+            qs.append(self.question_vector(f"{self.question_text(context)} {text}"))
+        import numpy as np
+        q = np.stack(qs, axis=1)
         out: dict[tuple, float] = {}
         for d, k in readable:
-            sims = self.vectors(d, store, kind=kind) @ q
+            sims = (self.vectors(d, store, kind=kind) @ q).max(axis=1)
             for unit, v in zip(self.units(d, kind), sims):
                 out[(k, *unit) if isinstance(unit, tuple) else (k, unit)] = float(v)
         return out
+
 
 DEFAULT = Embedder()
 

@@ -60,16 +60,20 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     parts: dict = {}
     if embedder is not None and embedder.enabled:
         keys = [doc_key(d, i) for i, d in enumerate(documents)]
-        dense = embedder.scores(question, documents, keys, store=store, queries=queries)
-        fused = add_dense(fused, dense)
+        users = [m.content for m in history if getattr(m, "role", "") == "user"]
+        opts = {"store": store, "queries": queries, "context": users[-1] if users else ""}
+        fused = add_dense(fused, embedder.scores(question, documents, keys, **opts))
         # Passages and parts by meaning, where their vectors are at hand (warm() computes
         # them in the background after the sections'; until then BM25 alone finds them).
-        passages = embedder.scores(question, documents, keys, store=store, queries=queries,
-                                   kind="windows", only_ready=True)
+        passages = embedder.scores(question, documents, keys, kind="windows",
+                                   only_ready=True, **opts)
         windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
+        if opts["context"]:  # own: the question's own words (and meaning) only
+            passages = embedder.scores(question, documents, keys, kind="windows",
+                                       only_ready=True, store=store, queries=queries)
         own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
-        parts = embedder.scores(question, documents, keys, store=store, queries=queries,
-                                kind="parts", only_ready=True)
+        parts = embedder.scores(question, documents, keys, kind="parts", only_ready=True,
+                                **opts)
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),

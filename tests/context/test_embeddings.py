@@ -443,7 +443,8 @@ class Synonyms(FakeEncoder):
             "debugging": "error", "bugs": "error"}
 
     def encode(self, texts):
-        return super().encode([" ".join(self.SAME.get(w, w) for w in t.lower().split())
+        return super().encode([" ".join(self.SAME.get(w, w)
+                                        for w in re.findall(r"[a-z]+", t.lower()))
                                for t in texts])
 
 
@@ -512,3 +513,14 @@ def test_part_vectors_choose_the_chapter_asked_about_by_meaning(store):
     assert focus_outline([d], counter, 10_000, lexical).startswith("- b.pdf: Strings")
     focus = focus_outline([d], counter, 10_000, lexical, dense=part_positions([d], rel.parts))
     assert focus.splitlines()[0].startswith("- b.pdf: Graphical Output")
+
+
+def test_a_follow_up_is_scored_with_the_turn_before_it_too():
+    """"And in colour?" means little alone: with the previous user turn as context a unit
+    scores the better of the question alone and the two together."""
+    d = doc([("Graphical output", "Figures show your data."), ("Strings", "Text values.")])
+    e = Embedder(None, Synonyms())
+    alone = e.scores("And in colour?", [d], [0])
+    after = e.scores("And in colour?", [d], [0], context="How do I make plots?")
+    assert after[(0, 0)] > alone[(0, 0)] and after[(0, 1)] >= alone[(0, 1)]
+    assert max(after, key=after.get) == (0, 0)
