@@ -25,11 +25,16 @@ from typing import Callable, Sequence
 
 from docchat.context import facts
 from docchat.context.retrieval import index_terms
+from ingest.segment import terms
 
 ALIGN_AT = 0.5  # weighted share of a clause's words its aligned clause (and neighbours) hold
 SAYS_WORDS = 4  # words quoted after a negation cue, or around a negated word
 MIN_TERMS = 2  # a shorter piece joins the clause before it ("10x and more", "but B")
 SCOPE_TERMS = 3  # content words a negation cue governs at most ("not be automatically broken")
+HEADS = 2  # of them, the first words: one on the other side is stated there too
+# Modal verbs and their pieces after a Chinese cue (不可以: 不可 + 以) govern nothing.
+MODALS = frozenset("可以 能够 能 够 以 可 会 要 得 应该 应当 该 必须 须 需".split())
+DOUBLE = ("without",)  # cues that undo the one before them: "does not start without a file"
 
 # Clause boundaries: punctuation, and conjunctions that start a clause. The words governed
 # by a negation cue end at these too ("X is used, not Y": "not" governs only Y).
@@ -56,7 +61,8 @@ class Clause:
     end: int
     terms: frozenset  # content index terms (a statement's translations too)
     groups: tuple = ()  # a statement's words, each as the terms that match it
-    scopes: tuple = ()  # per negation cue: (the content terms it governs, in order; its text)
+    # per negation cue: (the content terms it governs, in order; a quote; the cue)
+    scopes: tuple = ()
     numbers: tuple = ()  # Number, in order
     names: tuple = ()  # (lower-cased, as written): names and initials known as names
     sentence: int = -1  # the passage sentence it belongs to (passages only)
@@ -108,14 +114,17 @@ def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence:
              if not initial or (known is not None and low in known)]
     cues = facts.negation_cues(text)
     nums = facts.number_spans(text)
+    plain = text  # the cues are no words of the clause ("cannot")
+    for a, b in cues:
+        plain = plain[:a] + " " * (b - a) + plain[b:]
     parts: list[dict] = []
     for a, b in pieces(text):
-        piece = text[a:b]
-        terms = set(words(piece))
+        terms = set(words(plain[a:b]))
         # A cue governs the words after it up to the clause's end or the next cue.
         ends = [s for s, _ in cues if a <= s < b][1:] + [b]
-        scopes = [(tuple(dict.fromkeys(words(text[e:stop])))[:SCOPE_TERMS],
-                   _quote(text, s, stop))
+        scopes = [(tuple(w for w in dict.fromkeys(words(text[e:stop]))
+                         if w not in MODALS)[:SCOPE_TERMS],
+                   _quote(text, s, stop), text[s:e].lower())
                   for (s, e), stop in zip([c for c in cues if a <= c[0] < b], ends)]
         if parts and len(terms) < MIN_TERMS:
             last = parts[-1]
@@ -130,13 +139,13 @@ def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence:
     for part in parts:
         a, b = part["start"], part["end"]
         piece = text[a:b]
-        g = tuple(frozenset(x) for x in groups(piece)) if groups else ()
+        g = tuple(frozenset(x) for x in groups(plain[a:b])) if groups else ()
         terms = frozenset(part["terms"]).union(*g) if g else frozenset(part["terms"])
         out.append(Clause(
             piece, a, b, terms, g, tuple(part["scopes"]),
             tuple(_number(text, n, words) for n in nums if a <= n[2] < b),
             tuple((low, said) for low, said, at in names if a <= at < b), sentence,
-            () if g else tuple(words(piece))))
+            () if g else tuple(words(plain[a:b]))))
     return out
 
 
@@ -157,9 +166,14 @@ def _number(text: str, n: tuple, words) -> Number:
     m = _NEXT_WORD.match(text, b)
     role, said = "", text[a:b]
     if m and not unit:
-        got = words(m.group(1))
+        end = m.end()
+        if not m.group(1).isascii():  # a Chinese measure word: its jieba word (小时, not 小)
+            word = next((w for w in terms(text[m.start(1):m.start(1) + 6], for_search=False)
+                         if text.startswith(w, m.start(1))), m.group(1))
+            end = m.start(1) + len(word)
+        got = words(text[m.start(1):end])
         role = got[0] if got else m.group(1).lower()
-        said = text[a:m.end()]
+        said = text[a:end] if got else said
     return Number(value, unit, role, " ".join(said.split()))
 
 
@@ -170,6 +184,7 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
     weight: term -> its weight."""
     verdict = Verdict()
     close: list[float] = []
+    last = -1
     for c in mine:
         groups = c.groups or tuple(frozenset([t]) for t in c.terms)
         if not groups:
@@ -183,13 +198,20 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
             verdict.unaligned.append(c.text)
             close.append(0.0)
             continue
+        # The aligned clause: the one holding most of c's words, then one after the clause
+        # the statement's clause before was aligned with, then the one most nearly only them.
+        tops = [j for j in tops if j > last] or tops  # then those that keep the clauses' order
+        exact = {j: _precision(c, theirs[j], weight) for j in tops}
+        tops = [j for j in tops if exact[j] == max(exact.values())]
+
         found = [(_conflict(c, theirs, j), j) for j in tops]
         clean = [j for got, j in found if got is None]
         j = clean[0] if clean else found[0][1]
         if not clean and verdict.conflict is None:
             verdict.conflict = found[0][0]
-        close.append(_f1(top, _precision(c, theirs[j], weight)))
-        near = _near(theirs, j)
+        close.append(_f1(top, exact[j]))
+        last = j
+        near = _near(theirs, j) + [x for x in theirs if x.sentence == theirs[j].sentence]
         verdict.far_names += [said for low, said in c.names
                               if not any(_has_word(t.low, low) for t in near)]
         verdict.far_numbers += [n.said for n in c.numbers
@@ -219,7 +241,8 @@ def _near_share(groups, ws, total, theirs, j) -> float:
 
 def _conflict(c: Clause, theirs: Sequence[Clause], j: int) -> Conflict | None:
     t = theirs[j]
-    return _number_conflict(c, t) or _negation_conflict(c, t) or _name_conflict(c, t)
+    around = [x for x in theirs if x.sentence == t.sentence]
+    return _number_conflict(c, t) or _negation_conflict(c, t, around) or _name_conflict(c, t)
 
 
 def _same(a: Number, b: Number) -> bool:
@@ -237,8 +260,9 @@ def _number_conflict(c: Clause, t: Clause) -> Conflict | None:
         n = c.numbers[i]
         before = max((pairs[k] for k in pairs if k < i), default=-1)
         after = min((pairs[k] for k in pairs if k > i), default=len(t.numbers))
-        rivals = [t.numbers[j] for j in spare if t.numbers[j].unit == n.unit]
-        slot = [t.numbers[j] for j in spare if before < j < after and t.numbers[j].unit == n.unit]
+        rivals = [t.numbers[j] for j in spare
+                  if t.numbers[j].unit == n.unit and t.numbers[j].value != n.value]
+        slot = [o for j, o in enumerate(t.numbers) if before < j < after and o in rivals]
         same_role = [o for o in slot + rivals if o.role == n.role and (o.role or o.unit)]
         if same_role:
             return Conflict("number", t, same_role[0].said, n.value + n.unit)
@@ -270,15 +294,57 @@ def _in_order(mine: Sequence[Number], theirs: Sequence[Number]) -> dict[int, int
     return out
 
 
-def _negation_conflict(c: Clause, t: Clause) -> Conflict | None:
-    """A cue on one side governing words the other side states without a cue."""
-    for scope, said in t.scopes:
-        if c.terms.intersection(scope) and not any(set(scope) & set(s) for s, _ in c.scopes):
+def _negation_conflict(c: Clause, t: Clause, around: list[Clause]) -> Conflict | None:
+    """A cue on one side whose first governed words the other side states without a cue
+    ("is not appointed" / "is appointed"), or a word of c that t lacks and a clause of its
+    sentence holds only negated ("The landlord, not the tenant, repairs ...")."""
+    said_there = frozenset().union(*(x.terms for x in around))
+    for scope, said in _uncovered(t.scopes, c.scopes):
+        if scope[0] in c.terms or _reworded(scope, _order(c), said_there):
             return Conflict("negation", t, said, _words_of(c, scope))
-    for scope, said in c.scopes:
-        if t.terms.intersection(scope) and not any(set(scope) & set(s) for s, _ in t.scopes):
+    for scope, said in _uncovered(c.scopes, t.scopes):
+        if scope[0] in t.terms or _reworded(scope, _order(t), c.terms):
             return Conflict("negation", t, _words_of(t, scope), said)
+    for x in around:
+        for scope, said in _uncovered(x.scopes, c.scopes):
+            if x is not t and scope[0] in c.terms and scope[0] not in t.terms:
+                return Conflict("negation", x, said, _words_of(c, scope))
     return None
+
+
+def _order(c: Clause) -> list[frozenset]:
+    """c's words in order, each as the terms that match it."""
+    return list(c.groups) if c.groups else [frozenset([x]) for x in c.seq]
+
+
+def _reworded(scope: tuple, words: list[frozenset], known: frozenset) -> bool:
+    """Whether words (the other side's, in order) say scope's first word in other words:
+    the rest of scope follows a word that the scope's side does not use at all ("can not
+    use the draft option" / "can employ the draft option"; not "cannot delete shared
+    folders, but can rename them" / "can rename shared folders")."""
+    if len(scope) < 2:
+        return False
+    at = next((i for i, g in enumerate(words) if scope[1] in g), None)
+    if not at:
+        return False
+    before = words[at - 1]
+    return not before & known and not any(x.isdigit() for x in before)
+
+
+def _uncovered(scopes: tuple, others: tuple) -> list[tuple[tuple, str]]:
+    """(governed words, quote) of each cue of scopes that no cue of others governs a word
+    of, but a double negation ("does not start without a file": a requirement) where
+    others do not negate its second part."""
+    out = []
+    for k, (scope, said, cue) in enumerate(scopes):
+        if not scope or any(set(scope) & set(o[0]) for o in others):
+            continue
+        pair = scopes[k + 1] if k + 1 < len(scopes) and scopes[k + 1][2] in DOUBLE else \
+            scopes[k - 1] if k and cue in DOUBLE else None
+        if pair and not any(set(pair[0]) & set(o[0]) for o in others):
+            continue
+        out.append((scope, said))
+    return out
 
 
 def _words_of(c: Clause, scope: tuple) -> str:
@@ -288,8 +354,14 @@ def _words_of(c: Clause, scope: tuple) -> str:
     for term in scope:
         for i, w in enumerate(words):
             if term in index_terms(w):
-                return " ".join(words[max(0, i - 1):i + SAYS_WORDS - 1]).rstrip(".,;:")
-    return " ".join(words[:SAYS_WORDS])
+                return _trim(" ".join(words[max(0, i - 1):i + SAYS_WORDS - 1]))
+    return _trim(" ".join(words[:SAYS_WORDS]))
+
+
+def _trim(said: str) -> str:
+    """said without closing punctuation, and at most 12 characters of a Chinese run."""
+    said = said.rstrip(".,;:。，；：")
+    return said if said.isascii() or len(said) <= 12 else said[:12] + "…"
 
 
 def _name_conflict(c: Clause, t: Clause) -> Conflict | None:

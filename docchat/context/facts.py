@@ -233,7 +233,8 @@ def is_month(name: str) -> bool:
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|neither|nor|cannot|without|nothing|nobody|nowhere|unable|"
     r"fail(?:s|ed|ing)?\s+to|lacks?|lacking)\b|n['’]t\b"
-    r"|不得|不可|不能|不必|不用|不要|不|没有|没|无需|无须|无法|无|未|非|勿|别|禁止|切勿",
+    r"|不可以|不能够|不应该|不应当|不得|不可|不能|不必|不用|不要|不|没有|没|无需|无须|无法|无|未|非|勿"
+    r"|别|禁止|切勿",
     re.IGNORECASE)
 # Words that contain a negation cue but do not negate: "not only", 不同 (different), 无论,
 # 特别 (especially), "No. 5".
@@ -350,7 +351,10 @@ _MEANINGFUL = frozenset(
     "describe described describes describing discussed discusses discussing explain "
     "explained explaining explains further give get more most other same once one ones all "
     "each every both some any over under own again too very thing things way ways".split())
-FUNCTION_WORDS = frozenset(STOPWORDS) - _MEANINGFUL
+# Conjunctions that join clauses (clauses.py cuts there) name nothing either.
+_JOINING = frozenset("but yet while whereas although though because unless however therefore "
+                     "thus hence 但 但是 然而 而且 并且 而是 因为 所以 如果".split())
+FUNCTION_WORDS = (frozenset(STOPWORDS) - _MEANINGFUL) | _JOINING
 
 
 def content_words(text: str) -> list[str]:
