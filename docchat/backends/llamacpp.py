@@ -32,6 +32,7 @@ from docchat.backends.base import (
 )
 from docchat.backends.threads import (  # noqa: F401  (re-exported: tests, bench)
     DecodeThreadChooser,
+    IdleCores,
     ThreadChooser,
     decode_thread_candidates,
     default_threads,
@@ -171,6 +172,7 @@ class LlamaCppBackend(StreamingBackend):
         self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch),
                                      BATCH_SECONDS, (MIN_BATCH, MAX_BATCH))
         self.decode_chooser = DecodeThreadChooser(decode_thread_candidates(n_threads))
+        self.idle_cores = IdleCores()  # between two choices: may more threads run?
         self._prompt_threads = int(getattr(llama, "n_threads_batch", 0) or self.decode_threads)
         self.model = Path(llama.model_path).name
         self.context_window = int(llama.n_ctx())
@@ -264,7 +266,7 @@ class LlamaCppBackend(StreamingBackend):
         self.read_batches = []  # (threads, position, tokens, seconds) of this read
         pos = reused
         while pos < upto and not interrupted():
-            threads = self._set_prompt_threads(self.threads.pick())
+            threads = self._set_prompt_threads(self.threads.pick(self.idle_cores()))
             n = self.prefill_batch or self.threads.size(threads, default)
             step = time.perf_counter()
             batch = tokens[pos:min(upto, pos + n)]
@@ -302,7 +304,7 @@ class LlamaCppBackend(StreamingBackend):
         decode threads window by window (the first step also reads the prompt's last
         token, so it is not counted)."""
         chooser = self.decode_chooser
-        threads = self._set_decode_threads(chooser.pick())
+        threads = self._set_decode_threads(chooser.pick(self.idle_cores()))
         count, seconds = -1, 0.0
         try:
             while True:
@@ -315,7 +317,7 @@ class LlamaCppBackend(StreamingBackend):
                 count += 1
                 if count >= chooser.WINDOW or seconds >= chooser.WINDOW_S:
                     chooser.record(threads, count, seconds)
-                    threads = self._set_decode_threads(chooser.pick())
+                    threads = self._set_decode_threads(chooser.pick(self.idle_cores()))
                     count, seconds = 0, 0.0
                 yield token
         finally:

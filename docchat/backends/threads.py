@@ -51,33 +51,47 @@ def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None)
     return sorted({cores, max(1, cores - 1), max(1, cores // 2)}, reverse=True)
 
 
-class ThreadChooser:
-    """Chooses how many threads read prompts from the speed they were measured to read, and
-    how many tokens each batch of that count holds.
+class IdleCores:
+    """How many cores of the machine sat idle between two calls (/proc/stat: idle and
+    iowait time of all CPUs); None where that cannot be read."""
 
-    Each candidate is tried on one batch first; after that the fastest so far is used, and
-    a slower one is rechecked after EXPLORE_EVERY batches, twice as long after each recheck
-    that finds it still slower (up to MAX_EVERY), so a machine that became busy (or idle)
-    is noticed within a few seconds while an idle one spends few batches on the slower
-    count. Each count has its own batch size, sized to take BATCH_SECONDS at its own
-    measured speed: a recheck of a count that collapsed (two spinning threads beside a
-    browser) is then a short batch, not seconds of reading at a tenth of the speed. Rates
-    are exponential averages (tokens per second), so one noisy batch cannot decide, except
-    that a batch in which the current choice read slower than another count's rate hands
-    over at once.
-    """
+    def __init__(self, path: str = "/proc/stat") -> None:
+        self.path = path
+        self.cores = os.cpu_count() or 1
+        self._last = self._read()
 
-    EXPLORE_EVERY, MAX_EVERY = 6, 48
+    def _read(self) -> tuple[int, int] | None:
+        try:
+            with open(self.path) as f:
+                v = [int(x) for x in f.readline().split()[1:9]]
+            return v[3] + v[4], sum(v)
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def __call__(self) -> float | None:
+        now, last = self._read(), self._last
+        self._last = now
+        if now is None or last is None or now[1] <= last[1]:
+            return None
+        return self.cores * (now[0] - last[0]) / (now[1] - last[1])
+
+
+class _Chooser:
+    """What both choosers share: measured rates per thread count, the fastest used, the
+    others rechecked with back-off, and a larger count rechecked at once when the cores it
+    needs beyond the current count were idle meanwhile (IdleCores), and never while they
+    are busy (its threads would spin waiting for each other) but once every MAX_EVERY."""
+
+    EXPLORE_EVERY, MAX_EVERY = 8, 64
+    FREE_EVERY = 4  # a larger count with idle cores for it: at most once in this many steps
+    FREE_SHARE = 0.7  # of each extra thread's core idle meanwhile
     ALPHA = 0.5
 
-    def __init__(self, candidates: list[int], seconds: float = 0.25,
-                 sizes: tuple[int, int] = (8, 512)) -> None:
+    def __init__(self, candidates: list[int]) -> None:
         self.candidates = list(candidates) or [1]
-        self.seconds, (self.min_size, self.max_size) = seconds, sizes
         self.rates: dict[int, float] = {}
-        self.sizes: dict[int, int] = {}
         self.tried_at: dict[int, int] = {}
-        self.batches = 0
+        self.steps = 0
         self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
         self._due = {c: 0 for c in self.candidates}
 
@@ -85,13 +99,70 @@ class ThreadChooser:
         known = [c for c in self.candidates if c in self.rates]
         return max(known, key=lambda c: self.rates[c]) if known else None
 
-    def pick(self) -> int:
+    def pick(self, idle: float | None = None) -> int:
+        """The count to use next; idle: cores that sat idle during the last step (None:
+        unknown, then rechecks follow the back-off alone)."""
         for c in self.candidates:
             if c not in self.rates:
                 return c
         best = self.best()
-        due = [c for c in self.candidates if c != best and self.batches >= self._due[c]]
+        if idle is not None:
+            free = [c for c in self.candidates if c > best
+                    and idle >= self.FREE_SHARE * (c - best)
+                    and self.steps - self.tried_at.get(c, -self.MAX_EVERY)
+                    >= max(self.FREE_EVERY, self._every[c] // 4)]
+            if free:
+                return max(free)
+        due = [c for c in self.candidates if c != best and self.steps >= self._due[c]
+               and (idle is None or c < best or idle >= self.FREE_SHARE * (c - best)
+                    or self.steps - self.tried_at.get(c, 0) >= self.MAX_EVERY)]
         return min(due, key=lambda c: self._due[c]) if due else best
+
+    def _record(self, threads: int, rate: float) -> None:
+        was = self.best()
+        self.steps += 1
+        old = self.rates.get(threads)
+        others = [r for c, r in self.rates.items() if c != threads]
+        if old is None or (threads == was and others and rate < max(others)) or (
+                threads != was and was is not None and rate > self.rates[was]):
+            self.rates[threads] = rate  # the choice fell behind, or another beat it: now
+        else:
+            self.rates[threads] = (1 - self.ALPHA) * old + self.ALPHA * rate
+        self.tried_at[threads] = self.steps
+        best = self.best()
+        if best != was:  # a new leader: recheck the others at the base interval
+            self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
+            self._due = {c: self.steps + self.EXPLORE_EVERY for c in self.candidates}
+        elif threads != best:  # rechecked and still slower: look again later
+            self._every[threads] = min(self.MAX_EVERY, 2 * self._every[threads])
+            self._due[threads] = self.steps + self._every[threads]
+
+
+class ThreadChooser(_Chooser):
+    """Chooses how many threads read prompts, batch by batch, from the speed each count was
+    measured to read, and how many tokens each batch of that count holds.
+
+    Each candidate is tried on one batch first; then the fastest is used (_Chooser: the
+    others rechecked after EXPLORE_EVERY batches, twice as long after each recheck that
+    finds them still slower, a larger count at once when cores were idle for it and not
+    while they are busy). Each count has its own batch size, sized to take `seconds` at its
+    own measured speed, so a recheck of a count that collapsed (two spinning threads beside
+    a browser) is a short batch. Rates are exponential averages, so one noisy batch cannot
+    decide, except that a batch in which the current choice read slower than another
+    count's rate (or another read faster than the choice's) hands over at once.
+    """
+
+    EXPLORE_EVERY, MAX_EVERY = 6, 96
+
+    def __init__(self, candidates: list[int], seconds: float = 0.25,
+                 sizes: tuple[int, int] = (8, 512)) -> None:
+        super().__init__(candidates)
+        self.seconds, (self.min_size, self.max_size) = seconds, sizes
+        self.sizes: dict[int, int] = {}
+
+    @property
+    def batches(self) -> int:
+        return self.steps
 
     def size(self, threads: int, default: int) -> int:
         """Tokens for the next batch read with this many threads."""
@@ -100,28 +171,12 @@ class ThreadChooser:
     def record(self, threads: int, tokens: int, seconds: float, full: bool = True) -> None:
         """A batch of tokens read in seconds; full: it held size(threads) tokens (a short last
         batch says little about the rate, and does not resize)."""
-        if tokens <= 0 or seconds <= 0 or not full:
+        if tokens <= 0 or seconds <= 0 or not full or threads not in self._due:
             return
-        was = self.best()
-        self.batches += 1
-        rate = tokens / seconds
-        old = self.rates.get(threads)
-        others = [r for c, r in self.rates.items() if c != threads]
-        if old is None or (threads == was and others and rate < max(others)):
-            self.rates[threads] = rate  # the choice slowed below another: hand over now
-        else:
-            self.rates[threads] = (1 - self.ALPHA) * old + self.ALPHA * rate
-        self.tried_at[threads] = self.batches
+        self._record(threads, tokens / seconds)
         # Later batches attend to more context: follow the measured time.
         size = int((tokens * tokens * self.seconds / seconds) ** 0.5)
         self.sizes[threads] = max(self.min_size, min(self.max_size, size))
-        best = self.best()
-        if best != was:  # a new leader: recheck the others at the base interval
-            self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
-            self._due = {c: self.batches + self.EXPLORE_EVERY for c in self.candidates}
-        elif threads != best:  # rechecked and still slower: look again later
-            self._every[threads] = min(self.MAX_EVERY, 2 * self._every[threads])
-            self._due[threads] = self.batches + self._every[threads]
 
 
 def decode_thread_candidates(n_threads: int | None) -> list[int]:
@@ -134,56 +189,30 @@ def decode_thread_candidates(n_threads: int | None) -> list[int]:
     return [safe] + sorted({max(1, cores // 2), max(1, cores - 1), cores} - {safe})
 
 
-class DecodeThreadChooser:
+class DecodeThreadChooser(_Chooser):
     """Chooses decode threads from measured tokens/s, window by window while answering.
 
     Decoding runs one token per step; a window is WINDOW tokens or WINDOW_S seconds,
     whichever ends first, so a candidate that collapses under load (2 threads with one core
     busy: 2.6 tok/s against 33 for 1) costs one short window, not a stalled answer. Each
-    candidate is measured once, then the fastest is used; a slower one is retried after
-    EXPLORE_EVERY windows, twice as long after each retry that finds it still slower (up to
-    MAX_EVERY), so on an idle machine the rechecks cost a few percent at most. The current
-    choice is measured all the time: when it slows, another takes over at once.
+    candidate is measured once, then the fastest is used (_Chooser: a slower one rechecked
+    after EXPLORE_EVERY windows, twice as long after each recheck that finds it still
+    slower, up to MAX_EVERY; a larger count at once when cores were idle for it, not while
+    they are busy), so on an idle machine the rechecks cost a few percent at most. The
+    current choice is measured all the time: when it slows below another, that one takes
+    over at once.
     """
 
     WINDOW, WINDOW_S = 16, 0.3
-    EXPLORE_EVERY, MAX_EVERY = 8, 64
-    ALPHA = 0.5
     MIN_TOKENS = 4  # a shorter and quicker (end-of-answer) window is not recorded
 
-    def __init__(self, candidates: list[int]) -> None:
-        self.candidates = list(candidates) or [1]
-        self.rates: dict[int, float] = {}
-        self.windows = 0
-        self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
-        self._due = {c: 0 for c in self.candidates}
-
-    def best(self) -> int | None:
-        known = [c for c in self.candidates if c in self.rates]
-        return max(known, key=lambda c: self.rates[c]) if known else None
-
-    def pick(self) -> int:
-        for c in self.candidates:
-            if c not in self.rates:
-                return c
-        best = self.best()
-        due = [c for c in self.candidates if c != best and self.windows >= self._due[c]]
-        return min(due, key=lambda c: self._due[c]) if due else best
+    @property
+    def windows(self) -> int:
+        return self.steps
 
     def record(self, threads: int, tokens: int, seconds: float) -> None:
         if tokens <= 0 or seconds <= 0 or threads not in self._due:
             return
         if tokens < self.MIN_TOKENS and seconds < self.WINDOW_S:
             return  # the short tail of an answer
-        was = self.best()
-        self.windows += 1
-        rate = tokens / seconds
-        old = self.rates.get(threads)
-        self.rates[threads] = rate if old is None else (1 - self.ALPHA) * old + self.ALPHA * rate
-        best = self.best()
-        if best != was:  # a new leader: recheck the others at the base interval
-            self._every = {c: self.EXPLORE_EVERY for c in self.candidates}
-            self._due = {c: self.windows + self.EXPLORE_EVERY for c in self.candidates}
-        elif threads != best:  # rechecked and still slower: look again later
-            self._every[threads] = min(self.MAX_EVERY, 2 * self._every[threads])
-            self._due[threads] = self.windows + self._every[threads]
+        self._record(threads, tokens / seconds)

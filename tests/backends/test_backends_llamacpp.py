@@ -333,6 +333,41 @@ def test_thread_chooser_tries_each_count_then_keeps_the_fastest_and_rechecks():
     assert tokens / seconds >= 0.6 * busy[1]
 
 
+def test_a_larger_count_is_rechecked_when_its_cores_were_idle_and_not_while_busy():
+    """Beside a browser, 2 threads collapse: while the other core is busy (little idle) 2 is
+    not tried again until MAX_EVERY steps have passed; once it sits idle, soon."""
+    from docchat.backends.threads import DecodeThreadChooser, ThreadChooser
+
+    speed = {1: 60, 2: 8}  # tokens per step: 2 threads collapsed
+    for chooser in (ThreadChooser([2, 1]), DecodeThreadChooser([1, 2])):
+        chooser.record(1, 60, 1.0)
+        chooser.record(2, 8, 1.0)
+        busy = []
+        for _ in range(chooser.MAX_EVERY + 2):
+            busy.append(chooser.pick(idle=0.2))
+            chooser.record(busy[-1], speed[busy[-1]], 1.0)
+        assert busy.count(2) == 1 and busy.index(2) >= chooser.MAX_EVERY - 2
+        idle = []
+        while len(idle) < chooser.MAX_EVERY and 2 not in idle:
+            idle.append(chooser.pick(idle=1.0))
+            chooser.record(idle[-1], 60 if idle[-1] == 1 else 110, 1.0)
+        assert idle[-1] == 2 and len(idle) <= chooser.MAX_EVERY // 4  # the core is free
+        assert chooser.best() == 2
+
+
+def test_idle_cores_from_proc_stat(tmp_path):
+    from docchat.backends.threads import IdleCores
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
+    idle = IdleCores(str(stat))
+    idle.cores = 2
+    stat.write_text("cpu  150 0 150 900 0 0 0 0 0 0\n")  # 100 of 200 jiffies idle
+    assert idle() == pytest.approx(1.0)
+    assert idle() is None  # no time passed
+    assert IdleCores(str(tmp_path / "missing"))() is None
+
+
 def test_prompt_threads_fixed_when_the_user_sets_them():
     from docchat.backends.llamacpp import prompt_thread_candidates
 
@@ -494,6 +529,7 @@ def test_first_question_budget_is_calibrated_on_a_realistic_read(monkeypatch):
     sim = SimLlama(n_threads_batch=most)
     monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: sim.now))
     monkeypatch.setattr(LlamaCppBackend, "_chat_formatter", lambda self: None)
+    monkeypatch.setattr(module, "IdleCores", lambda: lambda: None)  # this machine's load
     backend = LlamaCppBackend(llama=sim)
     assert backend.rate_meter.span == pytest.approx(SimLlama.SPAN)
     assert sum(sim.evals) >= 512 and len(sim.evals) > 4  # read in batches, not one eval
