@@ -410,8 +410,12 @@ class Embedder:
         if self._key(doc, kind) in self._cache:
             return True
         store = store or self.store
-        return store is not None and store.get_embeddings(doc.sha256,
-                                                          self.stored_as(kind)) is not None
+        if store is None:
+            return False
+        has = getattr(store, "has_embeddings", None)  # a store that can say without reading
+        if has is not None:
+            return bool(has(doc.sha256, self.stored_as(kind)))
+        return store.get_embeddings(doc.sha256, self.stored_as(kind)) is not None
 
     def vectors(self, doc: Document, store: EmbeddingStore | None = None,
                 pause: Callable[[], object] | None = None, kind: str = "sections"):

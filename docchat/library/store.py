@@ -290,6 +290,11 @@ class SessionStore:
                               [sha256, model]).fetchone()
         return bytes(row[0]) if row else None
 
+    def has_embeddings(self, sha256: str, model: str) -> bool:
+        """Whether vectors of a document for model are stored (without reading them)."""
+        return self.db.execute("SELECT 1 FROM embeddings WHERE sha256 = ? AND model = ?",
+                               [sha256, model]).fetchone() is not None
+
     def put_embeddings(self, sha256: str, model: str, data: bytes) -> None:
         """Store (or replace) a document's section vectors for model."""
         with self.db.conn:
