@@ -36,10 +36,20 @@ _SENTENCE_END = re.compile(r"[.!?](?:[\"')\]]*)(?:\s*\[[^\]\n]{1,40}\])?(?=\s)|[
                            r"(?:[」』”）)]*)(?:\s*\[[^\]\n]{1,40}\])?|\n")
 
 
+# A full stop that ends no sentence: a list item's number ("3. "), an abbreviation ("e.g. ").
+_LIST_NUMBER = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])")
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|al|Dr|Mr|Mrs|Ms|Fig|No|pp?|Sec|ch)$", re.I)
+
+
 def finished_length(text: str) -> int:
     """The length of text's finished sentences (0 before the first one ends)."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    return ends[-1] if ends else 0
+    for m in reversed(list(_SENTENCE_END.finditer(text))):
+        if text[m.start()] == ".":
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            if _LIST_NUMBER.fullmatch(line) or _ABBREVIATION.search(line):
+                continue
+        return m.end()
+    return 0
 
 
 class Generation(Watched):

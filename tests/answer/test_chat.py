@@ -275,6 +275,9 @@ def test_finished_length_ends_at_the_last_finished_sentence():
     assert finished_length("Version 3.5 is") == 0  # a decimal point ends nothing
     assert finished_length("端口是 8731。它") == len("端口是 8731。")
     assert finished_length("- one\n- tw") == len("- one\n")
+    # A list item's number and an abbreviation end no sentence.
+    assert finished_length("Steps:\n1. Copy") == len("Steps:\n")
+    assert finished_length("It is red. Use a tool, e.g. sudo") == len("It is red.")
 
 
 class Held:
