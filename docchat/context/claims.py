@@ -58,7 +58,8 @@ class Statement:
     reason: str | None = None  # why it is not supported: "2.5x is not in the passage"
     support: str | None = None  # the supporting sentences
     # Where the passage says otherwise (status "not_found"): {"kind": "number" | "negation" |
-    # "name", "document", "page", "label", "span", "text" (that sentence), "says" ("10x")}.
+    # "name", "document", "doc_id", "page", "label", "span" (in the page text), "text" (that
+    # sentence), "says" ("10x")}.
     conflict: dict | None = None
 
     def to_dict(self) -> dict:
@@ -311,7 +312,8 @@ def _says(p: _Passages, conflict: clauses.Conflict) -> str:
 def _conflict_dict(p: _Passages, conflict: clauses.Conflict) -> dict:
     i, a, b = p.spans[conflict.clause.sentence]
     s = p.sources[i]
-    return {"kind": conflict.kind, "document": s.document, "page": s.page, "label": s.label,
+    return {"kind": conflict.kind, "document": s.document, "doc_id": s.doc_id, "page": s.page,
+            "label": s.label,
             "span": [s.offset + a, s.offset + b], "text": " ".join(s.text[a:b].split()),
             "says": conflict.says}
 

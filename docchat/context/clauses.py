@@ -186,15 +186,21 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
     close: list[float] = []
     last = -1
     for c in mine:
-        groups = c.groups or tuple(frozenset([t]) for t in c.terms)
-        if not groups:
+        every = c.groups or tuple(frozenset([t]) for t in c.terms)
+        if not every:
             continue
+        # What a clause is about is in its words, not its numbers: those are the facts that
+        # are checked ("the tenant pays 20 euros" is aligned with "the tenant pays 10 euros",
+        # not with "the landlord pays 20 euros"); whether it is held at all counts both.
+        groups = tuple(g for g in every if not all(_numeric(x) for x in g)) or every
         ws = [max(weight(t) for t in g) for g in groups]
         total = sum(ws) or 1.0
         shares = [sum(w for g, w in zip(groups, ws) if g & t.terms) / total for t in theirs]
         top = max(shares, default=0.0)
         tops = [j for j, s in enumerate(shares) if s == top]
-        if top <= 0 or max(_near_share(groups, ws, total, theirs, j) for j in tops) < ALIGN_AT:
+        all_ws = [max(weight(t) for t in g) for g in every]
+        if top <= 0 or max(_near_share(every, all_ws, sum(all_ws) or 1.0, theirs, j)
+                           for j in tops) < ALIGN_AT:
             verdict.unaligned.append(c.text)
             close.append(0.0)
             continue
@@ -221,9 +227,14 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
 
 
 def _precision(c: Clause, t: Clause, weight: Callable) -> float:
-    """The weighted share of t's words that c holds."""
-    total = sum(weight(x) for x in t.terms)
-    return sum(weight(x) for x in t.terms & c.terms) / total if total else 0.0
+    """The weighted share of t's words (not its numbers) that c holds."""
+    words = {x for x in t.terms if not _numeric(x)} or t.terms
+    total = sum(weight(x) for x in words)
+    return sum(weight(x) for x in words & c.terms) / total if total else 0.0
+
+
+def _numeric(term: str) -> bool:
+    return any(ch.isdigit() for ch in term)
 
 
 def _f1(a: float, b: float) -> float:
