@@ -71,9 +71,12 @@ LATENCY_JS = """(n0) => {
 }"""
 
 
-def start(script: str, data_dir: Path, threads: str | None = "1",
+def start(script: str, data_dir: Path, threads: str | None = "1", own_session: bool = False,
           **extra: str) -> tuple[subprocess.Popen, str]:
-    """streamlit run script; threads: DOCCHAT_N_THREADS (None: the app's own choice)."""
+    """streamlit run script; threads: DOCCHAT_N_THREADS (None: the app's own choice);
+    own_session: in a session of its own (setsid), as a server started from a terminal
+    is, apart from a browser started from the desktop (with the kernel's autogroup
+    scheduling, each session's processes then share the CPU as one)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -84,7 +87,8 @@ def start(script: str, data_dir: Path, threads: str | None = "1",
         env["DOCCHAT_N_THREADS"] = threads
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.port",
                              str(port), "--server.address", "127.0.0.1"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=own_session)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(300):
         try:
@@ -359,13 +363,12 @@ RATE_QUESTIONS = ["Summarise the whole policy on maintainer scripts.",
 
 
 def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float,
-            seed_db: Path | None = None) -> dict:
+            seed_db: Path | None = None, conversation: bool = True,
+            own_session: bool = False) -> dict:
     """The app on doc: a first question and three follow-ups, Stop while reading and while
-    writing, then the reading rate idle and with the page read every 200 ms. seed_db: a
-    store to start from (one that holds the document's vectors: the upload then finds them,
-    as after an earlier upload of the same file)."""
-    from bench.halt import HaltWatch
-
+    writing (conversation), then the reading rate idle and with the page read every 200 ms.
+    seed_db: a store to start from (one that holds the document's vectors: the upload then
+    finds them, as after an earlier upload of the same file)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "docchat"
         if seed_db is not None:  # SQLite's backup: whatever its WAL still holds included
@@ -373,45 +376,64 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
             data.mkdir(parents=True)
             with sqlite3.connect(seed_db) as src, sqlite3.connect(data / "docchat.db") as dst:
                 src.backup(dst)
-        proc, url = start("app.py", data, threads)
+        proc, url = start("app.py", data, threads, own_session)
         db = data / "docchat.db"
+        out = {"document": doc.name, "threads": threads or "app default",
+               "own_session": own_session}
         try:
-            page, _ = open_page(browser, url)
-            upload_s = upload_doc(page, doc, db, wait_embedding=True)
-            limit_answers_doc(page, 48)
-            rows = []
-            for q in DOC_QUESTIONS:
-                rows.append(doc_question(page, q, db))
-                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-            with HaltWatch(proc.pid) as watch:
-                limit_answers_doc(page, 400)
-                stops = [doc_stop(page, "decode", LONG_QUESTION, watch, db)]
-                limit_answers_doc(page, 48)
-                stops.append(doc_stop(page, "prefill", RATE_QUESTIONS[0], watch, db))
-            print(json.dumps(stops), file=sys.stderr, flush=True)
-            read = []
-            for k in range(rates):
-                for poll in (None, 0.2):
-                    fresh, _ = open_page(browser, url)
-                    upload_doc(fresh, doc, db, wait_embedding=False)
-                    read.append(reading_rate(fresh, poll, window_s,
-                                             RATE_QUESTIONS[(2 * k + (poll is not None)) % 4]))
-                    print(json.dumps(read[-1]), file=sys.stderr, flush=True)
-                    fresh.context.close()
+            if conversation:
+                out.update(doc_conversation(browser, url, doc, db, proc.pid))
+            out["reading"] = doc_rates(browser, url, doc, db, rates, window_s)
         finally:
             stop_server(proc)
-    first = rows[0]["first_char_s"]
-    follow = sorted(r["first_char_s"] for r in rows[1:] if r["first_char_s"])
-    median = statistics.median(follow) if follow else None
+    rows, read = out.get("questions"), out["reading"]
+    if rows:
+        first = rows[0]["first_char_s"]
+        follow = sorted(r["first_char_s"] for r in rows[1:] if r["first_char_s"])
+        median = statistics.median(follow) if follow else None
+        out["follow_up_share"] = round(median / first, 3) if median and first else None
     idle_rates = [r["tok_s"] for r in read if r["poll_s"] is None and r["tok_s"]]
     polled = [r["tok_s"] for r in read if r["poll_s"] and r["tok_s"]]
-    share = (round(statistics.median(polled) / statistics.median(idle_rates), 3)
-             if idle_rates and polled else None)
-    return {"document": doc.name, "threads": threads or "app default", "upload_s": upload_s,
-            "questions": rows, "stops": stops, "reading": read,
-            "follow_up_share": round(median / first, 3) if median and first else None,
-            "polled_reading_share": share, "load_average": [round(x, 2) for x in
-                                                            os.getloadavg()]}
+    out["polled_reading_share"] = (round(statistics.median(polled)
+                                         / statistics.median(idle_rates), 3)
+                                   if idle_rates and polled else None)
+    out["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def doc_conversation(browser, url: str, doc: Path, db: Path, pid: int) -> dict:
+    """A first question, three follow-ups; Stop while writing, then while reading."""
+    from bench.halt import HaltWatch
+
+    page, _ = open_page(browser, url)
+    upload_s = upload_doc(page, doc, db, wait_embedding=True)
+    limit_answers_doc(page, 48)
+    rows = []
+    for q in DOC_QUESTIONS:
+        rows.append(doc_question(page, q, db))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    with HaltWatch(pid) as watch:
+        limit_answers_doc(page, 400)
+        stops = [doc_stop(page, "decode", LONG_QUESTION, watch, db)]
+        limit_answers_doc(page, 48)
+        stops.append(doc_stop(page, "prefill", RATE_QUESTIONS[0], watch, db))
+    print(json.dumps(stops), file=sys.stderr, flush=True)
+    page.context.close()
+    return {"upload_s": upload_s, "questions": rows, "stops": stops}
+
+
+def doc_rates(browser, url: str, doc: Path, db: Path, rates: int, window_s: float) -> list:
+    """Reading rate pairs, idle page then polled page, each in a new session."""
+    read = []
+    for k in range(rates):
+        for poll in (None, 0.2):
+            fresh, _ = open_page(browser, url)
+            upload_doc(fresh, doc, db, wait_embedding=False)
+            read.append(reading_rate(fresh, poll, window_s,
+                                     RATE_QUESTIONS[(2 * k + (poll is not None)) % 4]))
+            print(json.dumps(read[-1]), file=sys.stderr, flush=True)
+            fresh.context.close()
+    return read
 
 
 def limit_answers_doc(page, tokens: int) -> None:
@@ -435,43 +457,53 @@ def doc_main(args) -> int:
     load_before = [round(x, 2) for x in os.getloadavg()]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        out = doc_run(browser, args.doc, args.threads, args.rates, args.window, args.seed_db)
+        out = doc_run(browser, args.doc, args.threads, args.rates, args.window, args.seed_db,
+                      not args.rates_only, args.own_session)
         browser.close()
     out["load_before"] = load_before
-    stops = out["stops"]
     out["goals"] = DOC_GOALS
-    out["met"] = {
-        "follow_up": out["follow_up_share"] is not None
-        and out["follow_up_share"] <= DOC_GOALS["follow_up_share"],
-        "stopped_on_screen": all(s["stopped_on_screen_s"] <= DOC_GOALS["stopped_on_screen_s"]
-                                 for s in stops),
-        "model_halt": all(s["model_halt_s"] is not None
-                          and s["model_halt_s"] <= DOC_GOALS["model_halt_s"] for s in stops),
-        "polled_reading": out["polled_reading_share"] is not None
-        and out["polled_reading_share"] >= DOC_GOALS["polled_reading_share"]}
-    ok = (out["follow_up_share"] is not None and out["follow_up_share"] <= FOLLOW_UP_SHARE
-          and all(s["stopped_on_screen_s"] <= STOP_S for s in stops))
+    share = out["polled_reading_share"]
+    out["met"] = {"polled_reading": share is not None
+                  and share >= DOC_GOALS["polled_reading_share"]}
+    ok = True
+    if "stops" in out:
+        stops, follow = out["stops"], out["follow_up_share"]
+        out["met"].update({
+            "follow_up": follow is not None and follow <= DOC_GOALS["follow_up_share"],
+            "stopped_on_screen": all(s["stopped_on_screen_s"]
+                                     <= DOC_GOALS["stopped_on_screen_s"] for s in stops),
+            "model_halt": all(s["model_halt_s"] is not None
+                              and s["model_halt_s"] <= DOC_GOALS["model_halt_s"]
+                              for s in stops)})
+        ok = (follow is not None and follow <= FOLLOW_UP_SHARE
+              and all(s["stopped_on_screen_s"] <= STOP_S for s in stops))
     if args.json:
         print(json.dumps(out))
         return 0 if ok else 1
-    print(f"{out['document']}, threads {out['threads']}, load {load_before} -> "
-          f"{out['load_average']}; upload + vectors {out['upload_s']} s")
+    print(f"{out['document']}, threads {out['threads']}, own session {out['own_session']}, "
+          f"load {load_before} -> {out['load_average']}")
+    if "stops" in out:
+        print_conversation(out)
+    for r in out["reading"]:
+        print(f"reading {'page read every %gs' % r['poll_s'] if r['poll_s'] else 'idle page':>22}"
+              f": {r['tok_s']} tok/s ({r['tokens']} tokens, load {r['load_1min']})")
+    print(f"polled / idle reading rate: {share}")
+    print("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}" for k, v in out["met"].items()))
+    return 0 if ok else 1
+
+
+def print_conversation(out: dict) -> None:
+    print(f"upload (vectors found or made) {out['upload_s']} s")
     print("| # | evidence s | first char s | backend TTFT s | prompt | new | reused | budget |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for i, r in enumerate(out["questions"]):
         print(f"| {i} | {r['evidence_s']} | {r['first_char_s']} | {r['backend_ttft_s']} | "
               f"{r['prompt_tokens']:,} | {r['new']:,} | {r['reused']:,} | {r['budget']} |")
     print(f"follow-ups' median first character / the first's: {out['follow_up_share']}")
-    for s in stops:
+    for s in out["stops"]:
         print(f"Stop while {'reading' if s['phase'] == 'prefill' else 'writing'}: 'Stopped' "
               f"{s['stopped_on_screen_s']} s, model halted {s['model_halt_s']} s "
               f"({s['model_threads']} thread(s))")
-    for r in out["reading"]:
-        print(f"reading {'page read every %gs' % r['poll_s'] if r['poll_s'] else 'idle page':>22}"
-              f": {r['tok_s']} tok/s ({r['tokens']} tokens, load {r['load_1min']})")
-    print(f"polled / idle reading rate: {out['polled_reading_share']}")
-    print("goals: " + ", ".join(f"{k} {'met' if v else 'MISSED'}" for k, v in out["met"].items()))
-    return 0 if ok else 1
 
 
 def bounds(docchat: dict) -> dict:
@@ -498,6 +530,11 @@ def main() -> int:
     ap.add_argument("--seed-db", type=Path,
                     help="--doc: start the app's store from a copy of this file (one holding "
                          "the document's vectors, e.g. bench/responsiveness.py --store's)")
+    ap.add_argument("--rates-only", action="store_true",
+                    help="--doc: only the reading rates (idle / polled page)")
+    ap.add_argument("--own-session", action="store_true",
+                    help="--doc: the app in a session of its own (setsid), as a server "
+                         "started from a terminal apart from the browser")
     ap.add_argument("--rates", type=int, default=2, help="--doc: idle/polled reading pairs")
     ap.add_argument("--window", type=float, default=8.0,
                     help="--doc: seconds of reading timed per rate sample")
