@@ -5,15 +5,28 @@ check_answer() splits an answer into statements (sentences and list items, Engli
 Chinese), scores each against windows of one to three sentences of the passages (the share of
 its content words, weighted by how rare they are in the passages: jieba words for Chinese,
 Porter stems for English; plus the dense model's cosine where an embedder is given), and then
-checks its facts against the best window: every number with its unit, every name and defined
-term, and the negation. A statement whose words are there but whose number, name or negation
-is not is never "supported". Pure, deterministic and fast (no model unless an embedder is
-passed): a 1,000-token answer against an 8k-token context takes well under 200 ms.
+checks its facts clause by clause (clauses.py): each clause of the statement aligned with the
+window's clause holding its words, and within aligned clauses the negation (the words each cue
+governs), the numbers (value, unit, what they count, their order) and the names (in their
+place). Then the window as a whole: every number and name of the statement must be in it.
+Pure, deterministic and fast (no model unless an embedder is passed): a 1,000-token answer
+against an 8k-token context takes well under 200 ms.
 
-Statuses: "supported" (support >= SUPPORTED_AT, facts match), "partly" (support >= PARTLY_AT,
-or a name that is in the documents but not in that passage), "not_found" (neither, or a number
-or negation that contradicts the passage, or a name the documents do not have), "exempt" (no
-fact stated). AnswerCheck.supported counts "supported" only; total counts all but "exempt".
+Statuses, judged on the windows that match within MARGIN of the best:
+- "not_found" with a conflict (Statement.conflict): an aligned clause states one of the
+  statement's facts otherwise (another number for the same thing, the opposite polarity,
+  another name in that place): "2.5x" where the passage says "10x". It wins over a window
+  that only partly matches, and over a supporting one whose clauses match the statement
+  clearly less closely (CLOSER_BY): the statement contradicts the passage it is about.
+- "supported": support >= SUPPORTED_AT, every clause aligned, its numbers and names in or
+  beside their clause (a name the passages make their subject may be missing there).
+- "partly": partial word support and no conflicting fact: support >= PARTLY_AT, or a clause
+  no passage clause holds, a number that is only in another sentence, a name not in or
+  beside its clause. Never a contradiction.
+- "not_found" without a conflict: too few of its words, a number that is in no window, a
+  name the documents do not have.
+- "exempt": no fact stated.
+AnswerCheck.supported counts "supported" only; total counts all but "exempt".
 A model citation ("[p. 3]") is "ok" when a cited page supports the statement, else "wrong" and
 the statement's page is the one that does (or None). The app may show a corrected link
 ("corrected" is for it to record); the checker never changes a status for a citation.
