@@ -193,6 +193,15 @@ def part_asked_about(documents: Sequence[Document], relevance: Sequence[dict[int
     top = max(sc for sc, _, _ in scored)
     near = [(entries_of(documents[di])[ei], sc, di, ei)
             for sc, di, ei in scored if sc >= PART_ALPHA * top]
+    if dense and any(dense):
+        # By meaning: of the parts near the top, the one whose own text (title, sub-titles,
+        # first words) is nearest the question. Sums of section scores favour the largest
+        # part (a chapter holds its sections' hits), which the fewest-sections rule below
+        # answers by taking the smallest: a section when the question asks for a chapter.
+        meant = [x for x in near if x[3] in dense[x[2]]]
+        if meant:
+            _, _, di, ei = max(meant, key=lambda x: (dense[x[2]][x[3]], x[1]))
+            return di, ei
     e, _, di, ei = min(near, key=lambda x: (x[0].end - x[0].start, -x[1], -x[0].depth))
     return di, ei
 

@@ -19,6 +19,7 @@ from docchat.context.retrieval import (
     fused_scores,
     index_terms,
     window_scores,
+    without_structure_words,
 )
 from ingest.document import Document
 
@@ -72,7 +73,10 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
             passages = embedder.scores(question, documents, keys, kind="windows",
                                        only_ready=True, store=store, queries=queries)
         own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
-        parts = embedder.scores(question, documents, keys, kind="parts", only_ready=True,
+        # A part is scored by the question's topic: the words asking for structure ("which
+        # chapter ..., and what are its sections?") mean every part alike.
+        topic = without_structure_words(question).strip() or question
+        parts = embedder.scores(topic, documents, keys, kind="parts", only_ready=True,
                                 **opts)
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
