@@ -177,6 +177,10 @@ class _Passages:
         found, initials = facts.name_words(self.text(lo, hi))
         return set(found) | {w for w in initials if w in self.names}
 
+    def weight(self, term: str) -> float:
+        """How rare term is in the passages (its idf; unseen terms the rarest)."""
+        return self.idf.get(term, self.unseen)
+
     def clauses_of(self, k: int) -> list:
         """Sentence k's clauses with their facts (clauses.split), made once."""
         got = self._clauses.get(k)
@@ -189,7 +193,7 @@ class _Passages:
         got = self._facts.get(k)
         if got is None:
             t = self.text(k, k)
-            got = self._facts[k] = (facts.numbers(t), t.lower(), facts.negated(t))
+            got = self._facts[k] = (facts.numbers(t), t.lower())
         return got
 
 
@@ -267,14 +271,15 @@ def _candidates(p: _Passages, groups, weights) -> list[_Match]:
 
 def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages) -> _Match:
     """The match's status from its score and the claim's facts in its window: clause by
-    clause (clauses.py), then the window's numbers and names."""
+    clause (clauses.py; mine: the claim's clauses, clauses.prepare()d), then the window's
+    numbers and names."""
     status = SUPPORTED if m.score >= SUPPORTED_AT else PARTLY if m.score >= PARTLY_AT \
         else NOT_FOUND
     if status == NOT_FOUND:
         return _Match(m.lo, m.hi, m.score, m.core, "not found in the documents" if m.score > 0
                       else None, NOT_FOUND)
     theirs = [c for k in range(m.lo, m.hi + 1) for c in p.clauses_of(k)]
-    verdict = clauses.compare(mine, theirs, lambda t: p.idf.get(t, p.unseen))
+    verdict = clauses.compare((), theirs, p.weight, prepared=mine)
     if verdict.conflict is not None:
         return _Match(m.lo, m.hi, m.score, m.core, _says(p, verdict.conflict), NOT_FOUND,
                       verdict.conflict, verdict.closeness)
@@ -414,8 +419,9 @@ def check_answer(answer: str, sources: Sequence[Source], *, embedder=None) -> An
             translate = (cjk_ratio(answer) >= 0.3) != p.zh and bool(p.spans)
         groups = _groups(words, translate)
         weights = [max(p.idf.get(t, p.unseen) for t in g) for g in groups]
-        mine = clauses.split(c.text, _words, known=p.names, groups=lambda piece, tr=translate:
-                             _groups(facts.content_words(piece), tr))
+        mine = clauses.prepare(clauses.split(
+            c.text, _words, known=p.names,
+            groups=lambda piece, tr=translate: _groups(facts.content_words(piece), tr)), p.weight)
         pending.append((start, end, cited, c, _candidates(p, groups, weights), mine,
                         weights))
         out.append(None)

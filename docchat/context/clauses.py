@@ -67,6 +67,7 @@ class Clause:
     names: tuple = ()  # (lower-cased, as written): names and initials known as names
     sentence: int = -1  # the passage sentence it belongs to (passages only)
     seq: tuple = ()  # a passage clause's content terms in order (a statement's: its groups)
+    words: frozenset = frozenset()  # its terms that are not numbers
 
     @property
     def low(self) -> str:
@@ -145,7 +146,8 @@ def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence:
             piece, a, b, terms, g, tuple(part["scopes"]),
             tuple(_number(text, n, words) for n in nums if a <= n[2] < b),
             tuple((low, said) for low, said, at in names if a <= at < b), sentence,
-            () if g else tuple(words(plain[a:b]))))
+            () if g else tuple(words(plain[a:b])),
+            frozenset(x for x in terms if not _numeric(x))))
     return out
 
 
@@ -177,14 +179,11 @@ def _number(text: str, n: tuple, words) -> Number:
     return Number(value, unit, role, " ".join(said.split()))
 
 
-def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) -> Verdict:
-    """mine (a statement's clauses) against theirs (its support's, in order): the first
-    conflict of an aligned clause, the clauses no support clause holds, the names and numbers
-    found neither in their aligned clause nor beside it, and how closely the clauses match.
-    weight: term -> its weight."""
-    verdict = Verdict()
-    close: list[float] = []
-    last = -1
+def prepare(mine: Sequence[Clause], weight: Callable) -> list[tuple]:
+    """Each clause of a statement with its words and their weights, for compare() (made once
+    per statement, compared with many windows): (clause, every word, their weights, the words
+    that are not numbers, their weights)."""
+    out = []
     for c in mine:
         every = c.groups or tuple(frozenset([t]) for t in c.terms)
         if not every:
@@ -193,12 +192,25 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
         # are checked ("the tenant pays 20 euros" is aligned with "the tenant pays 10 euros",
         # not with "the landlord pays 20 euros"); whether it is held at all counts both.
         groups = tuple(g for g in every if not all(_numeric(x) for x in g)) or every
-        ws = [max(weight(t) for t in g) for g in groups]
+        all_ws = [max(weight(t) for t in g) for g in every]
+        out.append((c, every, all_ws, groups, [max(weight(t) for t in g) for g in groups]))
+    return out
+
+
+def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable,
+            prepared: list | None = None) -> Verdict:
+    """mine (a statement's clauses) against theirs (its support's, in order): the first
+    conflict of an aligned clause, the clauses no support clause holds, the names and numbers
+    found neither in their aligned clause nor beside it, and how closely the clauses match.
+    weight: term -> its weight; prepared: prepare(mine, weight), where made already."""
+    verdict = Verdict()
+    close: list[float] = []
+    last = -1
+    for c, every, all_ws, groups, ws in (prepared or prepare(mine, weight)):
         total = sum(ws) or 1.0
         shares = [sum(w for g, w in zip(groups, ws) if g & t.terms) / total for t in theirs]
         top = max(shares, default=0.0)
         tops = [j for j, s in enumerate(shares) if s == top]
-        all_ws = [max(weight(t) for t in g) for g in every]
         if top <= 0 or max(_near_share(every, all_ws, sum(all_ws) or 1.0, theirs, j)
                            for j in tops) < ALIGN_AT:
             verdict.unaligned.append(c.text)
@@ -228,7 +240,7 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable) 
 
 def _precision(c: Clause, t: Clause, weight: Callable) -> float:
     """The weighted share of t's words (not its numbers) that c holds."""
-    words = {x for x in t.terms if not _numeric(x)} or t.terms
+    words = t.words or t.terms
     total = sum(weight(x) for x in words)
     return sum(weight(x) for x in words & c.terms) / total if total else 0.0
 
@@ -316,11 +328,38 @@ def _negation_conflict(c: Clause, t: Clause, around: list[Clause]) -> Conflict |
     for scope, said in _uncovered(c.scopes, t.scopes):
         if scope[0] in t.terms or _reworded(scope, _order(t), c.terms):
             return Conflict("negation", t, _words_of(t, scope), said)
+    for theirs, mine, flip in ((t.terms, c.terms, False), (c.terms, t.terms, True)):
+        found = _negative_word(theirs, mine)
+        if found:  # the passage's word: the negative one, or the one the statement negates
+            return Conflict("negation", t, _word_of(t, found[1] if flip else found[0]), "")
     for x in around:
         for scope, said in _uncovered(x.scopes, c.scopes):
             if x is not t and scope[0] in c.terms and scope[0] not in t.terms:
                 return Conflict("negation", x, said, _words_of(c, scope))
     return None
+
+
+_NEGATIVE_PREFIX = re.compile(r"^(?:un|in|im|il|ir|dis|non|不|没|无|未|非)(?=\w)")
+
+
+def _negative_word(theirs: frozenset, mine: frozenset) -> tuple[str, str] | None:
+    """(a word of theirs, the word of mine it negates by a prefix) where mine lacks the
+    first: "invalid" / "valid", "unsupported" / "supported", 不同 / 同."""
+    for x in theirs:
+        m = _NEGATIVE_PREFIX.match(x)
+        if m and x not in mine:
+            rest = x[m.end():]
+            if rest in mine and (len(rest) >= 4 or not rest.isascii()):
+                return x, rest
+    return None
+
+
+def _word_of(c: Clause, term: str) -> str:
+    """The word of c's text whose index term is term (a Chinese term as it is)."""
+    if not term.isascii():
+        return term
+    return next((w.strip(".,;:") for w in re.findall(r"\S+", c.text) if term in index_terms(w)),
+                term)
 
 
 def _order(c: Clause) -> list[frozenset]:

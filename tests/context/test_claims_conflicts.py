@@ -140,3 +140,13 @@ def test_exempt_sentences_are_still_exempt():
                          "this helps.\n文档中没有提到这一点。", DOC)
     assert [s.status for s in check.statements] == [EXEMPT] * 3
     assert all(s.conflict is None for s in check.statements)
+
+
+def test_a_word_negated_by_its_prefix():
+    dates = [Source(1, "notes.txt", None, None, "Dates before 1970 are invalid dates in this "
+                                                "format. 两个文件的格式不同。", 0)]
+    s = one("Dates before 1970 are valid dates in this format.", dates)
+    assert s.status == NOT_FOUND and s.conflict["says"] == "invalid"
+    assert s.conflict["page"] is None and s.reason.endswith("(notes.txt)")
+    assert one("两个文件的格式同。", dates).conflict["says"] == "不同"
+    assert one("Dates before 1970 are invalid dates in this format.", dates).status == SUPPORTED
