@@ -477,7 +477,7 @@ CHECKED = ("The default port is 8731 [p. 2]. The warranty lasts 7 years. "
 
 
 def statuses(markdown: str) -> list[str]:
-    return re.findall(r'class="dc-statement" data-status="(\w+)" data-n="(\d+)"', markdown)
+    return re.findall(r'class="dc-statement[^"]*" data-status="(\w+)" data-n="(\d+)"', markdown)
 
 
 def test_statements_are_marked_linked_counted_and_kept_after_a_reload(scripted):
@@ -630,11 +630,17 @@ def test_statements_are_marked_while_the_answer_streams(scripted):
         # one with another number than the page's not found), the unfinished rest is not.
         assert store().turns(sid)[-1].status == "streaming"
         assert [s for s, _ in statuses(shown)] == ["supported", "not_found", "not_found"]
+        # The number the page states otherwise (7 years): a contradiction, struck through.
+        assert re.search(r'class="dc-statement dc-conflict" data-status="not_found" '
+                         r'data-n="2" data-conflict="number"[^>]*>The warranty lasts 99 years',
+                         shown)
         turn = store().turns(sid)[-1]
         assert f'data-view="t{turn.id}s0">p. 1</a>' in shown  # its printed label
-        assert "99 years.</span> And" in shown  # the unfinished sentence, shown unmarked
+        # The unfinished sentence, shown unmarked after the contradiction's page link.
+        assert re.search(r"99 years\.</span>(?: <sup [^>]*>.*?</sup>)? And", shown)
         live = " ".join(texts(tab.chat_message[1].caption))
-        assert "1 of 3 statements found in the documents" in live and "checked so far" in live
+        assert "1 of 3 statements found in the documents; 1 contradicts them (checked so far)" \
+            in live
         # The live mark's link opens its page while the answer is still being written.
         view = opened(sid, f"t{turn.id}s0")
         assert 'data-exact="true"' in next(m.value for m in dialog(view).get("markdown")
@@ -655,20 +661,16 @@ def test_a_contradiction_is_marked_counted_kept_after_a_reload_and_exported(scri
     at = asked("What is the default port?")
     sid = at.query_params["session"]
     turn = store().turns(sid)[-1]
-    metrics = dict(turn.metrics)
-    statements = metrics["checks"]["statements"]
+    statements = turn.metrics["checks"]["statements"]
     assert [s["status"] for s in statements] == ["supported", "not_found"]
-    # What the checker says of a statement that contradicts its passage (its conflict
-    # field), as saved with the turn.
-    page = statements[0]
-    statements[1]["conflict"] = {"kind": "number", "document": "guide.pdf", "doc_id":
-                                 page["doc_id"], "page": page["page"], "label": page["label"],
-                                 "span": page["span"], "text": page["support"],
-                                 "says": "8731"}
-    store().update_turn(turn.id, metrics=metrics)
+    # The checker's conflict: the page states another number; saved with the turn.
+    conflict = statements[1]["conflict"]
+    assert conflict["kind"] == "number" and conflict["says"] == "8731"
+    assert (conflict["page"], conflict["label"]) == (2, "1")
+    shown = at.chat_message[1].markdown[0].value  # as streamed, then finished
     again = app(session=sid)  # a reload: the marks come from SQLite
     answer = again.chat_message[1]
-    shown = answer.markdown[0].value
+    assert answer.markdown[0].value == shown
     assert 'class="dc-statement dc-conflict" data-status="not_found" data-n="1" ' \
            'data-conflict="number"' in shown
     assert "Contradicts the document (p. 1): the document says \u201c8731\u201d" in shown
