@@ -307,3 +307,17 @@ def test_a_chinese_summary_gets_the_chinese_legend(vimtutor):
     markdown = render_markdown(vimtutor, summary, "echo")
     assert summary.check.total == 1 and "（文档中未找到）" in markdown
     assert "1 条陈述中有 0 条可在文档中找到" in markdown
+
+
+def test_a_summary_statement_that_contradicts_its_page_is_marked_in_the_file():
+    from docchat.context.claims import Source, check_answer
+    from docchat.summaries.checks import legend, mark_statements
+
+    page = Source(1, "guide.pdf", 2, "1", "The default port is 8731. Keep the lid closed.")
+    text = "The default port is 8731. The default port is 9999."
+    check = check_answer(text, [page])
+    marked = mark_statements(text, check)
+    assert "The default port is 9999. *(contradicts the document: p. 1 says “8731”)*" in marked
+    assert marked.rstrip().endswith(
+        "_1 of 2 statements found in the documents; 1 contradicts them._")
+    assert legend(1, 2, "zh", 1) == "2 条陈述中有 1 条可在文档中找到；1 条与文档矛盾"
