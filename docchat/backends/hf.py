@@ -102,6 +102,7 @@ class HFBackend(StreamingBackend):
         self._cache = None  # past_key_values of _cache_ids
         self._cache_ids: list[int] = []
         self._answer_at: int | None = None  # where the last answer's ids start in the cache
+        self._answers: list[tuple[int, int]] = []  # earlier answers' [start, end) there
         # Prompt tokens per forward pass: fixed if given, else sized from the measured rate
         # to take about BATCH_SECONDS, and adapted after each chunk.
         self.prefill_chunk = prefill_chunk
@@ -160,27 +161,43 @@ class HFBackend(StreamingBackend):
     def reset(self) -> None:
         """Forget the KV cache."""
         self._cache, self._cache_ids, self._answer_at = None, [], None
+        self._answers = []
 
     def _spliced(self, ids: list[int]) -> list[int]:
-        """ids with the last answer as the model generated it, where the prompt re-tokenizes
-        it: the cache holds the prompt and the answer's own token ids, and the next prompt
-        renders the answer's text, which a tokenizer rarely spells with the same ids
-        (ChatGLM3 encodes each message with a dummy-prefix piece the model never generates).
-        When the new prompt starts with the last prompt and goes on with tokens whose text
-        is the answer's (whitespace aside), those tokens are replaced by the cached ones, so
-        the next turn reads only what is new, as ChatGLM3's own stream_chat does with
-        past_key_values (without re-adding [gMASK] sop). Anything else is left as it is."""
-        at, cached = self._answer_at, self._cache_ids
-        if at is None or at >= len(cached) or len(ids) <= at or ids[:at] != cached[:at]:
-            return ids
-        answer = cached[at:]
-        if ids[at:at + len(answer)] == answer:
-            return ids
-        want = _squeezed(self.tokenizer.decode(answer, skip_special_tokens=False))
-        if not want:
-            return ids
-        span = self._span_of(ids, at, want, len(answer))
-        return ids if span is None else ids[:at] + answer + ids[at + span:]
+        """ids with the earlier answers as the model generated them, where the prompt
+        re-tokenizes them: the cache holds each prompt and the answer's own token ids, and
+        the next prompt renders the answers' text, which a tokenizer rarely spells with the
+        same ids (ChatGLM3 encodes each message with a dummy-prefix piece the model never
+        generates). Answer by answer, from the first: where the new prompt matches the
+        cache up to an answer and goes on with tokens whose text is the answer's (whitespace
+        aside), those tokens are replaced by the cached ones, so the next turn reads only
+        what is new, as ChatGLM3's own stream_chat does with past_key_values (without
+        re-adding [gMASK] sop). It stops at the first answer it cannot splice."""
+        cached = self._cache_ids
+        spans = list(self._answers)
+        if self._answer_at is not None:
+            spans.append((self._answer_at, len(cached)))
+        for at, end in spans:
+            if end > len(cached) or at >= end or len(ids) <= at or ids[:at] != cached[:at]:
+                break
+            answer = cached[at:end]
+            if ids[at:end] == answer:
+                continue
+            want = _squeezed(self.tokenizer.decode(answer, skip_special_tokens=False))
+            span = self._span_of(ids, at, want, len(answer)) if want else None
+            if span is None:
+                break
+            ids = ids[:at] + answer + ids[at + span:]
+        return ids
+
+    def _keep_answers(self, reused: int) -> None:
+        """After a read that kept `reused` cached positions: the answers wholly inside them
+        stay spliceable (the last one too, now that its end is known)."""
+        spans = list(self._answers)
+        if self._answer_at is not None:
+            spans.append((self._answer_at, len(self._cache_ids)))
+        self._answers = [(a, b) for a, b in spans if b <= reused]
+        self._answer_at = None
 
     def _span_of(self, ids: list[int], at: int, want: str, hint: int) -> int | None:
         """The most tokens from ids[at] whose text, whitespace removed, is want; None if no
@@ -260,6 +277,7 @@ class HFBackend(StreamingBackend):
         """
         stats = request.stats
         reused = common_prefix(self._cache_ids, ids[:upto])
+        self._keep_answers(reused)
         self._crop(reused)
         stats.prompt_reused = reused
         started = stats.prefill_started_at = time.perf_counter()
@@ -326,7 +344,6 @@ class HFBackend(StreamingBackend):
         stats = request.stats
         ids = self._spliced(ids)
         stats.prompt_tokens = len(ids)
-        self._answer_at = None
         if self._read(ids, len(ids) - 1, request, request.cancel.is_set) < len(ids) - 1:
             stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
             return  # cancelled while reading

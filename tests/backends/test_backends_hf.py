@@ -484,3 +484,32 @@ def test_follow_up_keeps_the_answer_as_generated_where_the_template_respells_it(
     list(backend.stream(request))
     assert request.stats.prompt_reused == len(prompt_1) + len(script)
     assert backend._cache_ids[:request.stats.prompt_reused] == prompt_1 + script
+
+
+def test_chatglm_an_append_only_conversation_reads_only_each_new_turn():
+    """Three turns laid out as docchat's append-only conversation sends them (each turn's
+    excerpts with its question; the system message the same throughout): each turn after the
+    first runs the model on its own user turn only, the answers stay as the model made them,
+    and [gMASK] sop are at position 0 and nowhere else."""
+    backend = glm_backend("Silt.", "They spread it.", "Deltas.")
+    model, tokenizer = backend.hf_model, backend.tokenizer
+    system = Message("system", "Answer from the excerpts; cite pages as [p. N].")
+    turns = [("[p. 3] Rivers carry silt.\n\nWhat do rivers carry?", "\nSilt."),
+             ("[p. 4] Floods spread soil.\n\nAnd floods?", "\nThey spread it."),
+             ("[p. 7] Rivers build deltas.\n\nWhat do they build?", "\nDeltas.")]
+    messages = [system]
+    for k, (user, reply) in enumerate(turns):
+        messages.append(Message("user", user))
+        before = len(model.fed)
+        request = ask(messages, max_new_tokens=40)
+        assert "".join(backend.stream(request)) == reply
+        fed = [t for _, t in model.fed[before:]]
+        if k:
+            new_turn = tokenizer.build_single_message("user", "", user) + [64796]
+            assert fed[:len(new_turn)] == new_turn  # nothing before the new turn again
+            assert len(fed) == len(new_turn) + len(chatglm_standin.reply_ids(reply.strip()))
+        messages.append(Message("assistant", reply))
+    sequence = model.sequence()
+    assert [p for p, t in model.fed if t in (chatglm_standin.GMASK, chatglm_standin.SOP)] \
+        == [0, 1]
+    assert sequence[:2] == [chatglm_standin.GMASK, chatglm_standin.SOP]
