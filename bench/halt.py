@@ -111,7 +111,7 @@ class HaltWatch:
                 break
         a, b = self._at(mark - 1.0), self._at(mark)
         busy = sum(b.get(t, 0.0) - a.get(t, 0.0) for t in tids)
-        quiet = now - max(last_busy, mark) >= quiet_s or not tids
+        quiet = tids and now - max(last_busy, mark) >= quiet_s  # no model thread: unknown
         return {"halt_s": round(max(0.0, last_busy - mark), 3) if quiet else None,
                 "threads": len(tids), "busy_before": round(busy, 2)}
 
