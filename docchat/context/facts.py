@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from docchat.backends.repetition import NOTE, SUMMARY_NOTE
 from docchat.context.citations import MARKER
 from docchat.context.retrieval import STOPWORDS
 from ingest.segment import terms
@@ -311,10 +312,17 @@ def claim(text: str) -> Claim:
                  frozenset(initials))
 
 
+# docchat's own notes in an answer or a summary ("[The answer was cut here: ...]").
+_OUR_NOTES = frozenset(n.strip("[]") for n in (*NOTE.values(), *SUMMARY_NOTE.values()))
+
+
 def exempt(text: str, has_terms: bool) -> bool:
     """Whether a statement states no fact: no content words and no number, a courtesy, a
-    lead-in line ("Here are the speedups:", "## Summary") or "the document does not say"."""
+    lead-in line ("Here are the speedups:", "## Summary"), "the document does not say" or
+    one of docchat's own notes (where a looping answer was cut)."""
     text = " ".join(text.replace("\x00", " ").split())
+    if text.strip("[] ") in _OUR_NOTES:
+        return True
     if not has_terms and not numbers(text):
         return True
     if _LEAD_IN.match(text) and not numbers(text):

@@ -157,3 +157,12 @@ def test_thousand_token_answer_is_fast():
     check = check_answer(answer, sources)
     assert time.perf_counter() - t < 2.0  # generous: the 200 ms figure is in bench/answers.py
     assert check.supported == 50 and check.total == 60
+
+
+def test_docchats_own_cut_notes_are_exempt():
+    from docchat.backends.repetition import NOTE, SUMMARY_NOTE
+    for note in (*NOTE.values(), *SUMMARY_NOTE.values()):
+        check = check_answer(f"The guide covers ports.\n\n{note}", [])
+        assert [s.status for s in check.statements][1:] == ["exempt"] * (
+            len(check.statements) - 1), check.statements
+        assert check.total == 1
