@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Sequence
 from sqlite_utils.db import NotFoundError
 
 from docchat.backends import Message
+from docchat.backends.repetition import NOTE
 from docchat.errors import DocchatError
 from docchat.watch import Watched
 
@@ -138,6 +139,7 @@ class Generation(Watched):
                     self._bump(status="streaming", ahead=0, first_chunk_at=time.perf_counter())
                 self._bump(text=self.text + chunk)
             metrics = dict(answer.metrics or {})
+            self._keep_final_text(answer, metrics)
             status = "stopped" if (answer.stopped or self.stop_requested) else "done"
         except DocchatError as e:
             status, error = "error", str(e)
@@ -160,6 +162,14 @@ class Generation(Watched):
             if on_end is not None:
                 on_end(self)
 
+    def _keep_final_text(self, answer, metrics: dict) -> None:
+        """A looping answer is saved as qa.ask kept it: the text before the loop and the note
+        that says it was cut there, not the loop's first repeats that were already shown."""
+        final = getattr(answer, "text", None)
+        if metrics.get("finish_reason") == "repetition" and isinstance(final, str) \
+                and final and final != self.text:
+            self._bump(text=final)
+
     def _annotate(self, metrics: dict, packed, sources, marks) -> None:
         """The cited pages and the statements' checks, kept in the metrics; a failure there
         is logged (the answer must still be saved and the page released)."""
@@ -177,9 +187,10 @@ class Generation(Watched):
                 metrics["checks"] = checks
         except Exception:
             logger.exception("checking the statements of answer %s failed", self.turn_id)
-        if _language_mismatch(self.question, self.text):
+        said = _without_our_notes(self.text)  # the model's words, not docchat's cut note
+        if _language_mismatch(self.question, said):
             metrics["language_mismatch"] = True
-        if _echo(self.text):  # our own instruction said back: no answer at all
+        if _echo(said):  # our own instruction said back: no answer at all
             metrics["echo"] = True
         if metrics.get("echo") or metrics.get("language_mismatch"):
             metrics["question_language"] = _language_of(self.question)
@@ -235,6 +246,12 @@ class Generation(Watched):
                 self.status, self.error, self.metrics = status, error, metrics
                 self._finished.set()
                 self._changed()
+
+
+def _without_our_notes(text: str) -> str:
+    for note in NOTE.values():
+        text = text.replace(note, "")
+    return text.rstrip()
 
 
 def _language_mismatch(question: str, answer: str) -> bool:

@@ -597,6 +597,11 @@ def test_a_loop_cut_and_the_language_note_once(scripted):
     turn = store().turns(at.query_params["session"])[-1]
     assert turn.metrics["finish_reason"] == "repetition"
     assert any("The answer was cut: it repeated itself." in c for c in texts(answer.caption))
+    # Saved and shown as qa.ask kept it: the sentence once, then the note (in Chinese, the
+    # question's language), not the repeats the stream showed before the loop was seen.
+    assert turn.content.count("The default port is 8731") == 1, turn.content
+    assert turn.content.endswith("[回答在此截断：模型开始重复同样的内容。]")
+    assert "回答在此截断" in " ".join(texts(answer.markdown))
     assert turn.metrics.get("language_mismatch")
     assert "did not answer in the question's language" in answer.info[0].value
     scripted["reply"] = "The warranty lasts 7 years."
