@@ -44,6 +44,8 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
         if not _ABBREV.search(text, max(0, m.start() - 8), m.start() + 1):
             cuts.add(m.end())
     for m in (re.finditer(r"\n", text) if lines else _BREAK.finditer(text)):
+        if lines and _wrapped(text, m.start()):
+            continue
         cuts.add(m.start())
         cuts.add(m.end())
     if not lines and "\n" in text:
@@ -58,6 +60,27 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
         if b > a:
             out.append((a, b))
     return out
+
+
+# A line that ends a statement however the next one starts: closing punctuation, a
+# citation, a heading, a table row, a bold title, a Chinese character (Chinese lines
+# without a full stop are items of their own).
+_LINE_ENDS = re.compile(r"(?:[.!?:;。！？：；]['\")\]」』”）]*|\[[^\]\n]{1,40}\]|\x00"
+                        r"|^\s*(?:#|\|).*|^\s*\*\*[^*]+\*\*|\||[\u3400-\u9fff\uff00-\uffef])\s*$")
+# A line that starts a statement of its own: a list item, heading, table row, quote or fence.
+_LINE_STARTS = re.compile(r"\s*(?:#|\||>|```|$)|" + BULLET.pattern)
+
+
+def _wrapped(text: str, at: int) -> bool:
+    """Whether the line break at `at` in an answer only wraps a sentence ("installed in
+    /usr/share/doc/\nPACKAGE/copyright."): the line before it ends no statement and the
+    line after it starts none."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at + 1)
+    before, after = text[start:at], text[at + 1:end if end >= 0 else len(text)]
+    if not before.strip() or _LINE_ENDS.search(before):
+        return False
+    return not _LINE_STARTS.match(after)
 
 
 def _short_line_ends(text: str) -> list[int]:

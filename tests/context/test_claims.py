@@ -166,3 +166,20 @@ def test_docchats_own_cut_notes_are_exempt():
         assert [s.status for s in check.statements][1:] == ["exempt"] * (
             len(check.statements) - 1), check.statements
         assert check.total == 1
+
+
+def test_a_line_break_inside_a_sentence_of_an_answer_does_not_split_it():
+    def said(answer):
+        return [answer[a:b] for a, b, _ in split_statements(answer)]
+
+    assert said("It is installed in /usr/share/doc/\nPACKAGE/copyright. Then more.") == [
+        "It is installed in /usr/share/doc/\nPACKAGE/copyright.", "Then more."]
+    # Lines that end a statement, or start one, still split.
+    assert said("- one\n- two") == ["one", "two"]
+    assert said("## Title\nText here.") == ["## Title", "Text here."]
+    assert said("**Title**\nText here.") == ["**Title**", "Text here."]
+    assert said("Steps:\n1. do this\n2. do that") == ["Steps:", "do this", "do that"]
+    assert said("First sentence [p. 3]\nSecond one.") == ["First sentence [p. 3]",
+                                                          "Second one."]
+    assert said("| a | b |\n| c | d |") == ["| a | b |", "| c | d |"]
+    assert said("这是第一句\n这是第二句。") == ["这是第一句", "这是第二句。"]
