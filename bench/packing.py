@@ -6,7 +6,7 @@ document.
                             [--sets test,tuning,old] [--methods docchat,bm25-chunks,head]
                             [--counter llamacpp|cl100k] [--verbose] [--eval-dir DIR]
                             [--fresh-dir DIR] [--tune2-dir DIR]
-                            [--reference DIR] [--cache DIR] [--questions FILE]
+                            [--reference DIR] [--cache DIR] [--questions FILE] [--only-vectors]
 
 Sets: `test` and `tuning` are the two halves of bench/eval/questions.json (126 questions over
 8 documents from bench/fetch_eval_docs.sh, written before any tuning; `test` is the figure of
@@ -472,6 +472,9 @@ def parse_args() -> argparse.Namespace:
                          "passes them (previous_passages); append: every question packed as "
                          "a turn of an append-only conversation (pack_turn, "
                          "qa.ask(conversation=...)); plain: the history text only")
+    ap.add_argument("--only-vectors", action="store_true",
+                    help="compute (and time) the documents' section, window and part vectors "
+                         "into the cache's store, print them and stop")
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of a blind set: totals only)")
     return ap.parse_args()
@@ -664,6 +667,10 @@ def main() -> None:
     need_eval = EvalDir(args.eval_dir)
     items, paths = load_sets(args, sets, need_eval)
     vectors = prepare_vectors(items, paths, lib) if "docchat" in methods else {}
+    if args.only_vectors:
+        print(json.dumps({"vectors": vectors, "load_average": round(os.getloadavg()[0], 1),
+                          "embedder": args.embedder, "git": git_state()}))
+        return
     res, load_s = run(items, paths, lib, methods, budgets, counter, args.followups)
     summary = summarize(res, items, sets, methods, budgets, counter_name, args, lib, load_s)
     summary["goals"] = goals(summary)

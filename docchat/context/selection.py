@@ -130,11 +130,11 @@ class Selection:
         """Precision first: the best windows (the paragraphs that match the question best,
         wherever their sections rank), up to policy.breadth_top of them, at least
         window_floor of the best one's score, in breadth_share of each document's share; a
-        window too long for what is left keeps its best blocks. The best window of each
-        section comes before a second one of any (diverse): a question about two parts
-        gets both."""
+        window too long for what is left keeps its best blocks. (Each section's best window
+        before a second one of any was tried for two-section questions: it cost three of the
+        test and fresh sets' 21 follow-ups at 4k.)"""
         taken = 0
-        for di, p, first, last, _ in diverse(strong_windows(windows, self.policy)):
+        for di, p, first, last, _ in strong_windows(windows, self.policy):
             if taken >= self.policy.breadth_top:
                 break
             d = self.documents[di]
@@ -309,16 +309,6 @@ def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int,
         if i is not None:
             out[i][ei] = sc
     return out
-
-
-def diverse(windows: Iterator[Window] | Sequence[Window]) -> list[Window]:
-    """Windows (best first) with each section's best one first, then the others in order."""
-    seen: set[tuple[int, int]] = set()
-    first, rest = [], []
-    for w in windows:
-        (rest if (w[0], w[1]) in seen else first).append(w)
-        seen.add((w[0], w[1]))
-    return first + rest
 
 
 def window_positions(documents: Sequence[Document], windows: dict) -> list[Window]:
