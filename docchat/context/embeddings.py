@@ -482,6 +482,10 @@ class Embedder:
         want = len(doc.sections) if kind == "sections" else len(self.units(doc, kind))
         return vecs if len(vecs) == want else None
 
+    def reads_question(self, question: str) -> bool:
+        """Whether the model reads the question itself (not its dictionary translation)."""
+        return self.model.multilingual or not has_cjk(question)
+
     def question_text(self, question: str, queries: Sequence = ()) -> str:
         """What is embedded for a question: itself; for an English-only model, a Chinese
         question's English words of its first query (its dictionary translation)."""

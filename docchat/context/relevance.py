@@ -68,8 +68,11 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
         # Not for a follow-up: an elliptical question ("And the lowercase one?") means
         # little alone, and with the previous turn it finds the previous topic again (on
         # the test and fresh sets' 21 follow-ups at 8k: 18 found without, 16 with; the
-        # previous turn as context (Embedder.scores(context=)) 17).
-        if not any(getattr(m, "role", "") == "user" for m in history):
+        # previous turn as context (Embedder.scores(context=)) 17). Nor for a question the
+        # model reads only as its dictionary translation (a Chinese question, MiniLM): a bag
+        # of translated words is no sentence, and its passages crowded out BM25's.
+        if embedder.reads_question(question) and not any(
+                getattr(m, "role", "") == "user" for m in history):
             passages = embedder.scores(question, documents, keys, kind="windows",
                                        only_ready=True, **opts)
             windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
