@@ -50,6 +50,7 @@ PARTLY_AT = 0.3
 CANDIDATES = 6  # best single sentences widened into windows, per statement
 WIDEN_COST = 0.03  # a window of more sentences must score this much more per sentence
 SUBJECT_NAMED = 3  # sentences naming a name that make it the passages' subject
+LEFT_OUT_PER = 4  # content words of a statement per word its support may lack
 MARGIN = 0.15  # windows this far below the best match do not compete with it
 DENSE_SHARE = 0.4  # of the score, from the embedder's cosine where one is given
 
@@ -222,6 +223,7 @@ class _Match:
     status: str = NOT_FOUND
     conflict: clauses.Conflict | None = None  # a fact its window states otherwise
     closeness: float = 0.0  # how closely its clauses match the statement's (clauses.compare)
+    absent: tuple[int, ...] = ()  # the statement's words (group indexes) the window lacks
 
 
 def _groups(words: list[str], translate: bool) -> list[set[str]]:
@@ -265,11 +267,14 @@ def _candidates(p: _Passages, groups, weights) -> list[_Match]:
             for j in range(lo, hi + 1):
                 mask |= masks.get(j, 0)
             core = max(range(lo, hi + 1), key=lambda j: (scores.get(j, 0.0), -abs(j - k)))
-            out.append(_Match(lo, hi, cover(mask) - WIDEN_COST * (hi - lo), core))
+            absent = tuple(b for b in range(len(groups)) if not mask >> b & 1)
+            out.append(_Match(lo, hi, cover(mask) - WIDEN_COST * (hi - lo), core,
+                              absent=absent))
     return out
 
 
-def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages) -> _Match:
+def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
+           words: Sequence[str] = ()) -> _Match:
     """The match's status from its score and the claim's facts in its window: clause by
     clause (clauses.py; mine: the claim's clauses, clauses.prepare()d), then the window's
     numbers and names."""
@@ -295,9 +300,21 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages) -> _Match:
     elif unknown:
         status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
     elif status == SUPPORTED:
-        reason = _partly(verdict, p)
+        reason = _partly(verdict, p) or _words_left_out(m, words)
         status = PARTLY if reason else SUPPORTED
-    return _Match(m.lo, m.hi, m.score, m.core, reason, status, None, verdict.closeness)
+    return _Match(m.lo, m.hi, m.score, m.core, reason, status, None, verdict.closeness,
+                  m.absent)
+
+
+def _words_left_out(m: _Match, words: Sequence[str]) -> str | None:
+    """A short statement is supported only with all its words in the passage, a longer one
+    may lack one word in every LEFT_OUT_PER (a synonym, a word of the model's own): "The
+    package is installed in the Debian archive" against "... packages in the Debian
+    archive" says something the passage does not."""
+    if not words or len(m.absent) <= (len(words) - 1) // LEFT_OUT_PER:
+        return None
+    left = [words[b] for b in m.absent if b < len(words)]
+    return f"“{'”, “'.join(left[:3])}” not in the passage" if left else None
 
 
 def _partly(verdict: clauses.Verdict, p: _Passages) -> str | None:
@@ -417,13 +434,14 @@ def check_answer(answer: str, sources: Sequence[Source], *, embedder=None) -> An
             continue
         if translate is None:  # words of the other language only across languages
             translate = (cjk_ratio(answer) >= 0.3) != p.zh and bool(p.spans)
-        groups = _groups(words, translate)
+        pairs = [(w, g[0]) for w in words for g in (_groups([w], translate),) if g]
+        kept, groups = [w for w, _ in pairs], [g for _, g in pairs]
         weights = [max(p.idf.get(t, p.unseen) for t in g) for g in groups]
         mine = clauses.prepare(clauses.split(
             c.text, _words, known=p.names,
             groups=lambda piece, tr=translate: _groups(facts.content_words(piece), tr)), p.weight)
         pending.append((start, end, cited, c, _candidates(p, groups, weights), mine,
-                        weights))
+                        [] if translate else kept))  # across languages words go missing
         out.append(None)
     _add_dense(pending, p, embedder)
     it = iter(pending)
@@ -445,11 +463,11 @@ def _add_dense(pending, p: _Passages, embedder) -> None:
 
 
 def _statement(answer: str, item, p: _Passages) -> Statement:
-    start, end, cited, claim, matches, mine, _ = item
+    start, end, cited, claim, matches, mine, kept = item
     text = answer[start:end]
     top = max((m.score for m in matches), default=0.0)
-    best = _best([_judge(m, claim, mine, p) for m in matches if m.score >= top - MARGIN], p,
-                 cited)
+    best = _best([_judge(m, claim, mine, p, kept) for m in matches
+                  if m.score >= top - MARGIN], p, cited)
     if best is None or best.score <= 0:
         reason = "not found in the documents"
         return Statement(text, start, end, NOT_FOUND, cited=cited,

@@ -183,3 +183,16 @@ def test_a_line_break_inside_a_sentence_of_an_answer_does_not_split_it():
                                                           "Second one."]
     assert said("| a | b |\n| c | d |") == ["| a | b |", "| c | d |"]
     assert said("这是第一句\n这是第二句。") == ["这是第一句", "这是第二句。"]
+
+
+def test_a_short_statement_needs_all_its_words_in_the_passage():
+    from docchat.context.claims import PARTLY
+    from docchat.context.sources import Source
+    src = [Source(1, "policy.pdf", 148, "148", "Packages must not contain a non-default series "
+                  "file. That is, dpkg's vendor-specific patch series feature must not be used "
+                  "for packages in the Debian archive.")]
+    vague = check_answer("The package is installed in the Debian Archive.", src).statements[0]
+    assert vague.status == PARTLY and "installed" in vague.reason
+    said = check_answer("Packages in the Debian archive must not use the patch series feature.",
+                        src).statements[0]
+    assert said.status == SUPPORTED
