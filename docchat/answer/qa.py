@@ -17,7 +17,6 @@ from docchat.answer.pacing import Pacer
 from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
 from docchat.backends.repetition import cut_text
-from docchat.context.budget import followup_tokens
 from docchat.context.conversation import Conversation
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
@@ -111,19 +110,14 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
     in the backend's cache, so the budget is what they take plus what a first question
     may read (a topic change may use it all); while the question is still about the
     passages in the window, its new user message takes at most new_tokens
-    (what costs FOLLOWUP_NEW_SHARE of the first question's own reading, its budget less
-    the warmed system message, to read after the earlier turns: budget.followup_tokens;
-    at least the question plus FOLLOWUP_MIN_EVIDENCE). The whole window where that does not fit (then the packer
+    (FOLLOWUP_NEW_SHARE of the first question's budget, at least the question plus
+    FOLLOWUP_MIN_EVIDENCE). The whole window where that does not fit (then the packer
     compacts if it must)."""
     if base.prompt_budget is None or not conversation.turns:
         return base, None
     prior = backend.count_prompt_tokens(conversation.messages())
     need = backend.count_prompt_tokens([Message("user", question)])
-    # After `prior` cached tokens each new token costs more than one of the first
-    # question's (attention): the share is of the first question's reading time.
-    warmed = backend.count_prompt_tokens(conversation.messages()[:1])  # the system message
-    new = max(followup_tokens(backend, prior, base.prompt_budget, FOLLOWUP_NEW_SHARE, warmed),
-              need + FOLLOWUP_MIN_EVIDENCE)
+    new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
     prompt = prior + base.prompt_budget
     if prompt + max_new >= base.window:
         return Budget(base.window, base.window, None, base.target_s, base.rate, False), new

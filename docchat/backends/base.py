@@ -87,16 +87,6 @@ class RateMeter:
         n = end - start
         return n * (1 + (start + end) / (2 * self.span)) if self.span else n
 
-    def tokens_for(self, start: int, work: float) -> int:
-        """Tokens from position start that cost work (as RateMeter.work counts it): n solves
-        n (1 + (2 start + n) / (2 span)) = work."""
-        if work <= 0:
-            return 0
-        if not self.span:
-            return int(work)
-        a = 1 + start / self.span
-        return int(self.span * ((a * a + 2 * work / self.span) ** 0.5 - a))
-
     def seconds_left(self, start: int, done: int, total: int, elapsed: float,
                      prior_s: float = PRIOR_SECONDS) -> float | None:
         """A prompt's reading ETA: what is left at the rate this prompt has been read so far

@@ -108,20 +108,3 @@ def outline_budget(budget: int, policy: PackingPolicy = POLICY) -> int:
         return raw
     step = 1 << (raw.bit_length() - 2)
     return raw // step * step
-
-
-def followup_tokens(counter, prior: int, first_budget: int, share: float,
-                    warmed: int = 0) -> int:
-    """Tokens a follow-up's new user message may take after prior tokens (in the backend's
-    cache) so that reading it costs share of what the first question read: its budget less
-    the warmed tokens (the system message, which the warm start reads before the first
-    question is asked). A token at position p costs (1 + p / span) times one at the start
-    (attention reads every earlier token; the backend's RateMeter span): 25% of a 1,600-token
-    budget appended after 2,000 earlier tokens costs ~35% of its reading on SmolLM2-135M
-    (span 3,072), and the follow-ups' first tokens came at 32% of the first's (issue 21).
-    Without a span (a backend that does not model it), share x (first_budget - warmed)."""
-    meter = getattr(counter, "rate_meter", None)
-    warmed = max(0, min(warmed, first_budget))
-    if getattr(meter, "span", None) is None:
-        return int(share * (first_budget - warmed))
-    return meter.tokens_for(prior, share * meter.work(warmed, first_budget))
