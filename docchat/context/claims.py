@@ -145,9 +145,17 @@ class _Passages:
         text = " ".join(s.text for s in self.sources)
         self.zh = cjk_ratio(text) >= 0.3
         self._names: dict[str, int] | None = None
+        self._squashed: str | None = None
         self.joined = [self.adjacent(k) for k in range(len(self.spans))]
         self._facts: dict[int, tuple] = {}
         self._clauses: dict[int, list] = {}
+
+    @property
+    def squashed(self) -> str:
+        """All the passages, lower-cased, without whitespace (made on first use)."""
+        if self._squashed is None:
+            self._squashed = facts.squashed(" ".join(s.text for s in self.sources))
+        return self._squashed
 
     def text(self, lo: int, hi: int) -> str:
         return " ".join(self.sources[self.spans[k][0]].text[self.spans[k][1]:self.spans[k][2]]
@@ -295,10 +303,17 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
     absent = [n for n in sorted(named) if not _has_word(text, n)]
     unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
     reason = None
+    here = facts.squashed(text)
+    idents = sorted(i for i in claim.identifiers if i not in here)
     if missing:
         status, reason = NOT_FOUND, f"{', '.join(missing)} not in the passage"
     elif unknown:
         status, reason = NOT_FOUND, f"{', '.join(unknown)} not in the documents"
+    elif any(i not in p.squashed for i in idents):
+        idents = [i for i in idents if i not in p.squashed]
+        status, reason = NOT_FOUND, f"{', '.join(idents)} not in the documents"
+    elif idents:
+        status, reason = PARTLY, f"{', '.join(idents)} not in that passage"
     elif status == SUPPORTED:
         reason = _partly(verdict, p) or _words_left_out(m, words)
         status = PARTLY if reason else SUPPORTED

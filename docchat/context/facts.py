@@ -313,6 +313,7 @@ class Claim:
     names: frozenset
     negated: bool
     initials: frozenset = frozenset()  # capitalised words that open a sentence
+    identifiers: frozenset = frozenset()  # paths, snake_case, camelCase: see identifiers()
 
 
 # Lead-ins that attribute a statement to the documents and add no fact of their own.
@@ -332,7 +333,33 @@ def claim(text: str) -> Claim:
     text = _ATTRIBUTION.sub("", text, count=1) or text
     found, initials = name_words(text)
     return Claim(text, frozenset(numbers(text)), frozenset(found), negated(text),
-                 frozenset(initials))
+                 frozenset(initials), frozenset(identifiers(text)))
+
+
+_TOKEN = re.compile(r"[^\s\"'`(),;\[\]<>{}，。；：、（）]+")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+
+
+def identifiers(text: str) -> set[str]:
+    """The identifiers of text, lower-cased: a path ("/usr/share/doc/PACKAGE", "~/.config",
+    "a/b/c"), a snake_case or camelCase name ("DEBIAN_FRONTEND", "maxNewTokens"). Each must be
+    in a statement's support as written (spaces aside): a path the document does not give is
+    a fact of its own. "and/or" and "input/output" are words, not paths."""
+    out = set()
+    for m in _TOKEN.finditer(text):
+        token = m.group().rstrip(".,:;!?")
+        if len(token) < 3 or not any(c.isalpha() for c in token) or "://" in token:
+            continue
+        path = token[0] in "/~" or token.startswith("./") or token.count("/") >= 2
+        if path or "_" in token.strip("_") or _CAMEL.search(token):
+            out.add(token.lower())
+    return out
+
+
+def squashed(text: str) -> str:
+    """text lower-cased without whitespace: a PDF line break inside a path ("/usr/share/
+    doc/package") does not hide it."""
+    return "".join(text.lower().split())
 
 
 # docchat's own notes in an answer or a summary ("[The answer was cut here: ...]").

@@ -196,3 +196,28 @@ def test_a_short_statement_needs_all_its_words_in_the_passage():
     said = check_answer("Packages in the Debian archive must not use the patch series feature.",
                         src).statements[0]
     assert said.status == SUPPORTED
+
+
+def test_a_path_or_identifier_the_documents_do_not_give_is_not_found():
+    from docchat.context.claims import PARTLY
+    from docchat.context.facts import identifiers
+    from docchat.context.sources import Source
+    src = [Source(1, "policy.pdf", 22, "22", "Every package must be accompanied by a verbatim "
+                  "copy of its copyright information in the file /usr/share/ doc/package/"
+                  "copyright. This file must neither be compressed nor be a symbolic link."),
+           Source(1, "policy.pdf", 40, "40", "Set DEBIAN_FRONTEND to noninteractive to avoid "
+                  "prompts. Packages must not prompt the user needlessly.")]
+    made_up = check_answer("The package must contain the copyright information in the file "
+                           "/usr/share/doc/PACKAGE_LICENSE.", src).statements[0]
+    assert made_up.status == NOT_FOUND and "package_license not in the documents" in \
+        made_up.reason
+    # The PDF's line break inside the path does not hide it.
+    right = check_answer("Every package must have a verbatim copy of its copyright "
+                         "information in /usr/share/doc/package/copyright.", src).statements[0]
+    assert right.status == SUPPORTED and right.page == 22
+    elsewhere = check_answer("Every package must have a verbatim copy of its copyright "
+                             "information, see DEBIAN_FRONTEND.", src).statements[0]
+    assert elsewhere.status == PARTLY and "debian_frontend" in elsewhere.reason
+    assert identifiers("and/or, input/output, debian/control, 3.5") == set()
+    assert identifiers("~/.bashrc, maxNewTokens, a/b/c.") == {"~/.bashrc", "maxnewtokens",
+                                                              "a/b/c"}
