@@ -600,7 +600,7 @@ def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budget
 def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
     """Every kind of vector (sections, windows, parts) of every document, as warm() computes
     them after an upload, read from the store when it has them: {document: {kind: seconds
-    embedding (0 when stored), "pages", "windows"}}; the cost per page of a first upload."""
+    embedding (0 when stored), "pages", "window_count"}}; the cost per page of an upload."""
     from docchat.context import embeddings
     emb = embeddings.DEFAULT
     kinds = getattr(embeddings, "KINDS", ())
@@ -612,7 +612,7 @@ def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
         doc = lib.get(path)
         if not emb.reads(doc) or not doc.sections:
             continue
-        rec = {"pages": len(doc.pages), "windows": len(emb.units(doc, "windows"))}
+        rec = {"pages": len(doc.pages), "window_count": len(emb.units(doc, "windows"))}
         for kind in kinds:
             stored = emb.ready(doc, lib.store, kind)
             t = time.perf_counter()
@@ -788,7 +788,7 @@ def table(s: dict) -> str:
     for name, v in s.get("vectors", {}).items():
         spent = {k: v[k] for k in ("sections", "windows", "parts") if k in v}
         per_page = sum(spent.values()) / max(v["pages"], 1)
-        lines.append(f"Vectors of {name} ({v['pages']} pages, {v['windows']} windows), s "
+        lines.append(f"Vectors of {name} ({v['pages']} pages, {v['window_count']} windows), s "
                      f"(0: stored): " + ", ".join(f"{k} {t}" for k, t in spent.items())
                      + (f"; {per_page * 1000:.0f} ms per page" if any(spent.values()) else ""))
     return "\n".join(lines)
