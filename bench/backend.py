@@ -324,7 +324,8 @@ def run_study(args) -> None:
 
     new = {"threads": lambda: studies.study_threads(args, Busy),
            "reuse": lambda: studies.study_reuse(args, start_server),
-           "budget": lambda: studies.study_budget(args, build_messages)}
+           "budget": lambda: studies.study_budget(args, build_messages),
+           "flash": lambda: studies.study_flash(args)}
     if args.study in new:
         result = new[args.study]()
         show = studies.print_result
@@ -339,7 +340,7 @@ def run_study(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", choices=("threads", "threads-fixed", "prefill", "reuse",
+    parser.add_argument("--study", choices=("threads", "threads-fixed", "prefill", "reuse", "flash",
                                             "budget"))
     parser.add_argument("--target", type=float, default=15.0, help="budget study: seconds")
     parser.add_argument("--log-dir", help="reuse study: where the server's log goes (/tmp)")

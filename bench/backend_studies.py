@@ -9,6 +9,7 @@
            turn's excerpts in its user message) and for excerpts gathered in the system
            message; reuse from the usage the server reports, else from its own log
            (llama_perf_context_print's "prompt eval ... / N tokens": N evaluated).
+  flash    prompt reading by position, llama.cpp's flash attention off and on.
   budget   the first question's budget: what the load-time probe says is read in the
            target (15 s), then the time to first token of a prompt that long, cold cache.
 Every result carries the load average: on a shared machine the figures are noisy.
@@ -170,6 +171,48 @@ def _threads_row(backend, load, messages, prompt, read_tokens, args, cores) -> d
             "prompt_chooser_rates": {k: round(v, 1) for k, v in backend.threads.rates.items()}}
 
 
+def _positions_read(llama, tokens: list[int], at: list[int], n: int) -> list[float]:
+    """tokens/s of reading tokens[a:a + n] after tokens[:a] for each a in at (one pass)."""
+    llama.reset()
+    rates, pos = [], 0
+    for a in at:
+        if a > pos:
+            llama.eval(tokens[pos:a])
+        t = time.perf_counter()
+        llama.eval(tokens[a:a + n])
+        rates.append(len(tokens[a:a + n]) / (time.perf_counter() - t))
+        pos = a + n
+    return rates
+
+
+def study_flash(args) -> dict:
+    """Prompt reading by position with llama.cpp's flash attention off and on: 256 tokens
+    read after 0, 2,000 and 4,000 earlier ones, 1 and every core, interleaved, medians of
+    args.runs (the cost of a follow-up's tokens late in the window)."""
+    from docchat.backends.llamacpp import PROBE_TEXT, bundled_model_path, load_llama
+
+    cores, at, n = usable_cores(), [0, 2000, 4000], 256
+    models = {fa: load_llama(bundled_model_path(), 4608, 1, 1, flash_attn=fa)
+              for fa in (False, True)}
+    text = (PROBE_TEXT * 400).encode()
+    tokens = models[False].tokenize(text, add_bos=True)[:at[-1] + n]
+    runs: dict[str, list[list[float]]] = {}
+    for m in models.values():
+        m.eval(tokens[:64])  # page the weights in
+    for _ in range(args.runs):
+        for threads in sorted({1, cores}):
+            for fa, llama in models.items():
+                llama._ctx.set_n_threads(threads, threads)
+                key = f"flash_attn {'on' if fa else 'off'}, {threads} thread(s)"
+                runs.setdefault(key, []).append(_positions_read(llama, tokens, at, n))
+                print(key, [round(x) for x in runs[key][-1]], f"load avg {load_average()}",
+                      file=sys.stderr, flush=True)
+    rows = {k: [round(statistics.median(r[i] for r in v), 1) for i in range(len(at))]
+            for k, v in runs.items()}
+    return {"study": "flash", "positions": at, "tokens": n, "runs": args.runs,
+            "tok_s": rows, "load_average": load_average()}
+
+
 PERF_LINE = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
 
 
@@ -285,6 +328,11 @@ def print_result(result: dict) -> None:
             print(f"  {'':<21} ours decoded on {r['ours_threads']} threads; read batches' "
                   f"threads {[sorted(set(t)) for t in r['ours_read_threads']]}; load avg "
                   f"{r['load_average']}")
+    elif result["study"] == "flash":
+        print(f"{result['tokens']} prompt tokens read after {result['positions']} earlier ones, "
+              f"tok/s, median of {result['runs']} (load avg {result['load_average']})")
+        for k, v in result["tok_s"].items():
+            print(f"  {k:<28} {v}")
     elif result["study"] == "reuse":
         print(f"llama-cpp-python server (load avg {result['load_average']})")
         for layout, turns in result["layouts"].items():
