@@ -617,11 +617,18 @@ def test_focus_outline_takes_the_chapter_the_question_names_by_title():
     assert "10 Data management" in focus
     for title in ("10.1 Sharing and archiving", "10.3 Source code merge tools", "10.4 Git"):
         assert title in focus
-    # Without the title named, the smallest part holding the hits is chosen (as before).
-    unnamed = pack([doc], "Which part explains backup policy and suites for data?", b,
-                   max_new_tokens=50, embedder=None)
+    # Without the title named, the smallest part holding the hits is chosen (as before),
+    # where the whole outline does not fit the share a question about structure gets ...
+    from dataclasses import replace
+    question = "Which part explains backup policy and suites for data?"
+    unnamed = pack([doc], question, b, max_new_tokens=50, embedder=None,
+                   policy=replace(packing.POLICY, structure_focus_share=0.2))
     focus = unnamed.text.split("## Outline of the part asked about")[1]
     assert "10.2 Backup and recovery" in focus and "10.4 Git" not in focus
+    # ... and where it fits (half the budget by default), the whole outline: no part to guess.
+    whole = pack([doc], question, b, max_new_tokens=50, embedder=None)
+    focus = whole.text.split("## Outline of the part asked about")[1]
+    assert all(e.line.strip() in focus for e in packing.entries_of(doc))
 
 
 def test_named_part_needs_every_title_word():
