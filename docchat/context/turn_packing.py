@@ -152,10 +152,12 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
             return [[Passage.whole(d, s, s.index) for s in d.sections] for d in docs], ""
     positions = selection.positions(docs, rel.sections)
     focus = ""
-    if outline.dropped:
-        focus = focus_outline(docs, counter, room.share(policy.focus_share), positions,
+    if outline.dropped:  # as packing.pack: more room for a structure question, the part
+        share = policy.structure_focus_share if rel.structure else policy.focus_share
+        focus = focus_outline(docs, counter, room.share(share), positions,  # asked by meaning
                               shown=outline, named=rel.named,
-                              parts=STRUCTURE_PARTS if rel.structure else 1)
+                              parts=STRUCTURE_PARTS if rel.structure else 1,
+                              dense=selection.part_positions(docs, rel.parts))
         if focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang, focus))
                       + policy.block_gap)
