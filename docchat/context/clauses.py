@@ -297,24 +297,8 @@ def _number_conflict(c: Clause, t: Clause) -> Conflict | None:
 
 def _in_order(mine: Sequence[Number], theirs: Sequence[Number]) -> dict[int, int]:
     """The longest run of mine's numbers that theirs holds in the same order: {i: j}."""
-    n, m = len(mine), len(theirs)
-    if not n or not m:
-        return {}
-    best = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            best[i][j] = best[i + 1][j + 1] + 1 if _same(mine[i], theirs[j]) else \
-                max(best[i + 1][j], best[i][j + 1])
-    out, i, j = {}, 0, 0
-    while i < n and j < m:
-        if _same(mine[i], theirs[j]) and best[i][j] == best[i + 1][j + 1] + 1:
-            out[i] = j
-            i, j = i + 1, j + 1
-        elif best[i + 1][j] >= best[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return out
+    return _aligned(len(mine), len(theirs),
+                    lambda i, j: 1.0 if _same(mine[i], theirs[j]) else 0.0)
 
 
 def _negation_conflict(c: Clause, t: Clause, around: list[Clause]) -> Conflict | None:
@@ -454,18 +438,25 @@ def _moved_name(c: Clause, t: Clause) -> Conflict | None:
 def _lcs(mine: Sequence[frozenset], theirs: Sequence[str], names) -> dict[int, int]:
     """mine's words matched with theirs in order, the other words before names (a name
     counts half): {i: j}."""
-    n, m = len(mine), len(theirs)
+    return _aligned(len(mine), len(theirs), lambda i, j: (
+        (0.5 if theirs[j] in names else 1.0) if theirs[j] in mine[i] else 0.0))
+
+
+def _aligned(n: int, m: int, gain) -> dict[int, int]:
+    """The in-order matching of n items with m that gains most, gain(i, j) for a pair
+    (0: they do not match): a weighted longest common subsequence, {i: j}."""
+    if not n or not m:
+        return {}
     best = [[0.0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
-            best[i][j] = max(best[i + 1][j], best[i][j + 1])
-            if theirs[j] in mine[i]:
-                best[i][j] = max(best[i][j], best[i + 1][j + 1] + (0.5 if theirs[j] in names
-                                                                   else 1.0))
+            g = gain(i, j)
+            best[i][j] = max(best[i + 1][j], best[i][j + 1],
+                             best[i + 1][j + 1] + g if g else 0.0)
     out, i, j = {}, 0, 0
     while i < n and j < m:
-        if theirs[j] in mine[i] and best[i][j] == best[i + 1][j + 1] + (
-                0.5 if theirs[j] in names else 1.0):
+        g = gain(i, j)
+        if g and best[i][j] == best[i + 1][j + 1] + g:
             out[i] = j
             i, j = i + 1, j + 1
         elif best[i + 1][j] >= best[i][j + 1]:
