@@ -93,17 +93,9 @@ class Verdict:
 
 def pieces(text: str) -> list[tuple[int, int]]:
     """(start, end) of the clauses of text, short pieces joined to the clause before."""
-    bounds = sorted({0, len(text)} | {m.start() for m in _CUT.finditer(text)}
-                    | {m.end() for m in _CUT.finditer(text) if m.end() > m.start()})
-    raw = []
-    for a, b in zip(bounds, bounds[1:]):
-        while a < b and (text[a].isspace() or text[a] in ",，;；:：()（）-–—"):
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            raw.append((a, b))
-    return raw
+    cuts = ({0, len(text)} | {m.start() for m in _CUT.finditer(text)}
+            | {m.end() for m in _CUT.finditer(text) if m.end() > m.start()})
+    return facts.trimmed_spans(text, cuts, lead=",，;；:：()（）-–—")
 
 
 def split(text: str, words: Callable[[str], list[str]], *, known=None, sentence: int = -1,

@@ -50,10 +50,16 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
         cuts.add(m.end())
     if not lines and "\n" in text:
         cuts.update(_short_line_ends(text))
+    return trimmed_spans(text, cuts)
+
+
+def trimmed_spans(text: str, cuts, lead: str = "") -> list[tuple[int, int]]:
+    """The pieces of text between consecutive cuts, without the whitespace around them (and
+    without the characters of lead at their start); empty ones dropped."""
     bounds = sorted(cuts)
     out = []
     for a, b in zip(bounds, bounds[1:]):
-        while a < b and text[a].isspace():
+        while a < b and (text[a].isspace() or text[a] in lead):
             a += 1
         while b > a and text[b - 1].isspace():
             b -= 1
