@@ -29,6 +29,11 @@ from ingest.document import Document
 
 logger = logging.getLogger(__name__)
 
+# A turn that compacts fills at most this share of the prompt limit, so that the next turns
+# append again (measured: in a 3,072-token window whose first question took 2,947, every
+# follow-up compacted and read ~2,340 tokens again).
+COMPACT_FILL = 0.75
+
 
 @dataclass
 class _Window:
@@ -67,6 +72,10 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
             f"The question alone needs {fixed} of the {limit} prompt tokens this backend "
             f"allows; shorten it or choose a backend with a larger context window.")
     room = EvidenceBudget(limit, fixed, policy=policy)
+    if win.reread and int(COMPACT_FILL * limit) - fixed >= policy.min_new_evidence:
+        # Compacted now: this turn may not fill the window again, or every later turn
+        # would compact (and read the whole conversation again) too.
+        room.take("after compaction", max(0, room.avail - (int(COMPACT_FILL * limit) - fixed)))
     rel = ask.relevance()
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
     if new_tokens is not None and here and still_relevant(documents, rel.sections, here,
