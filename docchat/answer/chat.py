@@ -17,6 +17,7 @@ from sqlite_utils.db import NotFoundError
 
 from docchat.backends import Message
 from docchat.backends.repetition import NOTE
+from docchat.context.facts import abbreviation_at
 from docchat.errors import DocchatError
 from docchat.watch import Watched
 
@@ -37,9 +38,9 @@ _SENTENCE_END = re.compile(r"[.!?](?:[\"')\]]*)(?:\s*\[[^\]\n]{1,40}\])?(?=\s)|[
                            r"(?:[」』”）)]*)(?:\s*\[[^\]\n]{1,40}\])?|\n")
 
 
-# A full stop that ends no sentence: a list item's number ("3. "), an abbreviation ("e.g. ").
+# A full stop that ends no sentence: a list item's number ("3. "), an abbreviation ("e.g. ",
+# as the checker's sentences read them: facts.abbreviation_at).
 _LIST_NUMBER = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])")
-_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|al|Dr|Mr|Mrs|Ms|Fig|No|pp?|Sec|ch)$", re.I)
 
 
 def finished_length(text: str) -> int:
@@ -47,7 +48,7 @@ def finished_length(text: str) -> int:
     for m in reversed(list(_SENTENCE_END.finditer(text))):
         if text[m.start()] == ".":
             line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-            if _LIST_NUMBER.fullmatch(line) or _ABBREVIATION.search(line):
+            if _LIST_NUMBER.fullmatch(line) or abbreviation_at(text, m.start()):
                 continue
         return m.end()
     return 0

@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Sequence
 from docchat.answer.pacing import Pacer
 from docchat.answer.presets import Preset, get_preset
 from docchat.backends import Backend, GenerationRequest, Message
-from docchat.backends.repetition import cut_text
+from docchat.backends.repetition import cut_text, loop_at
 from docchat.context.conversation import Conversation
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.evidence import Evidence, find_evidence, to_dicts
@@ -349,8 +349,8 @@ def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer:
 def _without_loop(text: str, stats, language: str | None) -> str:
     """A looping answer's text up to where the loop began, and the note that says it was cut
     there (the stream already stopped at the loop; the words shown before it say it once)."""
-    cut = getattr(stats, "repetition_at", None)
-    if getattr(stats, "finish_reason", None) != "repetition" or cut is None or cut > len(text):
+    cut = loop_at(stats)
+    if cut is None or cut > len(text):
         return text
     return cut_text(text, cut, language if language in ("en", "zh") else None)
 

@@ -192,6 +192,14 @@ def _is_zh(text: str) -> bool:
     return bool(letters) and sum(map(len, _CJK_RUN.findall(text))) / letters >= 0.3
 
 
+def loop_at(stats) -> int | None:
+    """Where a stream's loop began (its stats' repetition_at) when it stopped for one, else
+    None: what an answer or a summary step keeps is the text before it."""
+    if getattr(stats, "finish_reason", None) != "repetition":
+        return None
+    return getattr(stats, "repetition_at", None)
+
+
 def cut_text(text: str, cut: int | None, language: str | None = None,
              notes: dict[str, str] = NOTE) -> str:
     """text without the loop that starts at cut, ending with the cut note; text itself when

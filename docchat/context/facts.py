@@ -33,6 +33,11 @@ _CONTINUES = re.compile(r"\s*(?:and|or|but|of|to|in|on|at|for|from|by|with|than|
 BULLET = re.compile(r"[ \t]*(?:[-*+•·▪◦‣●]|\d{1,3}[.)、]|[(（]\d{1,3}[)）])[ \t]+")
 
 
+def abbreviation_at(text: str, dot: int) -> bool:
+    """Whether the full stop at text[dot] ends an abbreviation ("e.g.", "Fig.", "J.")."""
+    return _ABBREV.search(text, max(0, dot - 8), dot + 1) is not None
+
+
 def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
     """(start, end) of each sentence of text, whitespace trimmed, empty ones dropped. lines:
     every line break ends a sentence (answers); else only blank lines and list items do
@@ -41,7 +46,7 @@ def sentence_spans(text: str, lines: bool = False) -> list[tuple[int, int]]:
     for m in _CJK_END.finditer(text):
         cuts.add(m.end())
     for m in _LATIN_END.finditer(text):
-        if not _ABBREV.search(text, max(0, m.start() - 8), m.start() + 1):
+        if not abbreviation_at(text, m.start()):
             cuts.add(m.end())
     for m in (re.finditer(r"\n", text) if lines else _BREAK.finditer(text)):
         if lines and _wrapped(text, m.start()):

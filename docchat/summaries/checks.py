@@ -17,7 +17,7 @@ import logging
 import re
 from types import SimpleNamespace
 
-from docchat.backends.repetition import SUMMARY_NOTE, cut_text
+from docchat.backends.repetition import SUMMARY_NOTE, cut_text, loop_at
 from docchat.context import claims
 from docchat.context.claims import AnswerCheck, Source, Statement, check_answer, sources_for
 from docchat.context.retrieval import doc_key
@@ -76,11 +76,10 @@ def drop_citation_runs(text: str) -> str:
 def clean_step(text: str, stats, *, note: str | None = None) -> tuple[str, bool]:
     """A step's text without the loop it stopped for and without bare citation runs;
     (text, looped). With note (a language), the cut is marked with SUMMARY_NOTE."""
-    looped = getattr(stats, "finish_reason", None) == "repetition" and \
-        getattr(stats, "repetition_at", None) is not None
+    cut = loop_at(stats)
+    looped = cut is not None
     if looped:
-        text = cut_text(text, stats.repetition_at, note, SUMMARY_NOTE) if note else \
-            text[: stats.repetition_at]
+        text = cut_text(text, cut, note, SUMMARY_NOTE) if note else text[:cut]
     return drop_citation_runs(text).strip(), looped
 
 
