@@ -40,6 +40,7 @@ keyed by a hash of ingest/*.py, so a run after the first does not re-read the PD
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import inspect
 import json
@@ -71,8 +72,8 @@ ALL_METHODS = ["docchat", "docchat-bm25", *BASELINES]
 MAX_NEW = 512
 # Sets whose misses are never printed: only their totals per kind (bench/eval/README.md).
 # The test half and the fresh set were read for more than totals while the packer was tuned,
-# so they are tuning sets now (issue 22); bench/eval/blind.json is the blind set.
-BLIND_SETS = ("blind", "blind2")  # sets (file stems) reported in totals only; see blind()
+# so they are tuning sets now (issue 22). A set is blind while its questions' split is "blind"
+# (bench/eval/split.py --retire turns a spent one into tuning); see blind().
 GOAL_8K, GOAL_LEAD, GOAL_2K_VERBATIM = 0.75, 0.25, 0.93
 
 
@@ -597,9 +598,15 @@ def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budget
     return res, load_s
 
 
+@functools.lru_cache(maxsize=None)
 def blind(name: str) -> bool:
-    """A blind set (bench/eval/blind*.json): never a miss listed, totals only."""
-    return name in BLIND_SETS or name.startswith("blind")
+    """A blind set (bench/eval/<name>.json whose questions' split is "blind", or a --questions
+    file named blind*): never a miss listed, totals only."""
+    path = ROOT / "bench" / "eval" / f"{name}.json"
+    if path.exists():
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        return any(q.get("split") == "blind" for q in spec["questions"])
+    return name.startswith("blind")
 
 
 def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
