@@ -53,7 +53,8 @@ def ask(store: SessionStore, sid: str | None, question: str, docs: list, backend
     session.start_answer(store=store, running=running, session_id=sid, question=question,
                          documents=docs, backend=backend, options=options,
                          db_path=str(settings.db), asked_at=ASKED_AT,
-                         owner=st.session_state["client"])
+                         owner=st.session_state["client"],
+                         warm_start=session.warmed(prefetched(str(settings.db)), sid, docs))
     sidebar.one_question_only()
     return None
 
@@ -108,10 +109,10 @@ def main() -> None:
         st.info(q("no_documents"))
         return
     live = running.get(sid)
+    turns = store.turns(sid)
     if docs and live is None and not question:
         session.warm(backend, session_id=sid, documents=docs, options=options,
-                     done=prefetched(db))
-    turns = store.turns(sid)
+                     done=prefetched(db), turns=turns)
     # A page link clicked (or followed to this URL): the page, in a dialog, no reload.
     open_view(turns, docs, settings.uploads_dir, clicked=clicked, live=live)
     if chat_ui.show_conversation(turns, docs, db=db, live=live,

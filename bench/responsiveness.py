@@ -84,14 +84,15 @@ class StoredTurn:
 
 
 def run_question(documents, question, backend, store, turns, target, new_tokens,
-                 whole_window=False):
+                 whole_window=False, warm_start=None):
     """Ask one question as the chat page does (append-only: the conversation from the stored
-    turns, docchat.answer.session.answer_factory); (result row, answer)."""
-    from docchat.context.conversation import Conversation
+    turns and, for the first question, the warm start's system message:
+    docchat.answer.session.answer_factory); (result row, answer)."""
+    from docchat.answer.session import conversation_for
 
     doc_ids = [d.id for d in documents]
     started = time.perf_counter()
-    answer = ask(documents, question, backend, conversation=Conversation.from_turns(turns),
+    answer = ask(documents, question, backend, conversation=conversation_for(turns, warm_start),
                  preset="raw", overrides={"max_new_tokens": new_tokens}, ttft_target=target,
                  whole_window=whole_window, started_at=started,
                  search=store.searcher(doc_ids), embedding_store=store)
@@ -401,21 +402,24 @@ def main() -> None:
         questions = questions[:max(2, args.questions)]
     rate_at_start = backend.prefill_rate() if hasattr(backend, "prefill_rate") else None
 
-    warmed = None
+    warmed, warm_start = None, None
     if not args.no_warm:  # as the chat page does once the document is in the session
-        from docchat.answer.session import AskOptions, warm
+        from docchat.answer import session
 
-        options = AskOptions(preset="raw", overrides={"max_new_tokens": args.new_tokens},
-                             ttft_target=args.target)
+        options = session.AskOptions(preset="raw", overrides={"max_new_tokens": args.new_tokens},
+                                     ttft_target=args.target)
         t = time.perf_counter()
-        if warm(backend, session_id="bench", documents=[doc], options=options, done=set()):
+        done: dict = {}
+        if session.warm(backend, session_id="bench", documents=[doc], options=options,
+                        done=done):
+            warm_start = session.warmed(done, "bench", [doc])
             backend.wait_prefetch(120)  # the user typing the question meanwhile
             warmed = {"tokens": int(backend.llama.n_tokens),
                       "seconds": round(time.perf_counter() - t, 2)}
     rows, turns, answers = [], [], []
     for q in questions:
         row, answer = run_question([doc], q, backend, store, turns, args.target,
-                                   args.new_tokens)
+                                   args.new_tokens, warm_start=None if turns else warm_start)
         rows.append(row)
         answers.append(answer)
         turns += [StoredTurn("user", q), StoredTurn("assistant", answer.text,

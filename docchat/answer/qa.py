@@ -106,22 +106,67 @@ def followup_budget(documents, question: str, backend, history: Sequence, histor
 
 def turn_budget(backend, conversation: Conversation, question: str, max_new: int,
                 base: Budget) -> tuple[Budget, int | None]:
-    """A turn of an append-only conversation: (budget, new_tokens). The earlier turns are
-    in the backend's cache, so the budget is what they take plus what a first question
-    may read (a topic change may use it all); while the question is still about the
-    passages in the window, its new user message takes at most new_tokens
-    (FOLLOWUP_NEW_SHARE of the first question's budget, at least the question plus
-    FOLLOWUP_MIN_EVIDENCE). The whole window where that does not fit (then the packer
+    """A turn of an append-only conversation: (budget, new_tokens). What the backend's KV
+    cache holds of the earlier turns (all of them, for a backend that does not say) is not
+    read again, so the budget is that plus what the backend reads after it in the first-token
+    target (a topic change may use it all; later positions count dearer where the backend
+    knows it); while the question is still about the passages in the window, its new user
+    message takes at most new_tokens (FOLLOWUP_NEW_SHARE of the first question's budget, at
+    least the question plus FOLLOWUP_MIN_EVIDENCE). A first question whose session's system
+    message was warmed (session.warm: conversation.system set, no turns) counts the part the
+    cache holds the same way. The whole window where that does not fit (then the packer
     compacts if it must)."""
-    if base.prompt_budget is None or not conversation.turns:
+    if base.prompt_budget is None or not (conversation.turns or conversation.system):
         return base, None
-    prior = backend.count_prompt_tokens(conversation.messages())
+    messages = conversation.messages()
+    prior = backend.count_prompt_tokens(messages)
+    # A backend that does not say holds the earlier turns (the last prompt and its answer),
+    # but nothing of a warm start it may not have had time to read.
+    cached = _cached(backend, messages, prior, prior if conversation.turns else 0)
+    if not conversation.turns and not cached:
+        return base, None  # the warm start has not read anything yet: a plain first question
+    prompt = cached + max(0, _readable(backend, base, cached))
+    if not conversation.turns:
+        return _fitted(base, max(prompt, base.prompt_budget), max_new), None
     need = backend.count_prompt_tokens([Message("user", question)])
     new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
-    prompt = prior + base.prompt_budget
+    return _fitted(base, max(prompt, prior + new), max_new), new
+
+
+def _cached(backend, messages: list[Message], prior: int, assume: int) -> int:
+    """The tokens of these messages (prior in all) the backend's cache holds now
+    (backend.cached_tokens); ``assume`` for a backend that does not say."""
+    held = getattr(backend, "cached_tokens", None)
+    if not callable(held):
+        return assume
+    try:
+        n = held(messages)
+        return assume if n is None else min(prior, int(n))
+    except Exception:  # the edge: a budget estimate, never an error on the page
+        logger.exception("cached_tokens failed")
+        return assume
+
+
+def _readable(backend, base: Budget, start: int) -> int:
+    """Prompt tokens the backend reads in the first-token target after ``start`` cached ones
+    (its prefill_tokens(target, start) where it has one), else the first question's budget."""
+    fit = getattr(backend, "prefill_tokens", None)
+    if callable(fit) and base.target_s:
+        try:
+            tokens = fit(base.target_s, start)
+        except TypeError:  # a backend whose prefill_tokens takes no start
+            tokens = None
+        if tokens is not None:
+            return int(tokens)
+    return int(base.prompt_budget or 0)
+
+
+def _fitted(base: Budget, prompt: int, max_new: int) -> Budget:
+    """A budget of prompt tokens (+ the answer) within the window; the whole window where
+    that does not fit."""
     if prompt + max_new >= base.window:
-        return Budget(base.window, base.window, None, base.target_s, base.rate, False), new
-    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False), new
+        return Budget(base.window, base.window, None, base.target_s, base.rate, False)
+    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False)
 
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,

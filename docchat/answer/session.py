@@ -40,41 +40,124 @@ def is_remote(backend) -> bool:
     return str(getattr(backend, "device", "")).startswith("http")
 
 
+@dataclass(frozen=True)
+class Warmed:
+    """What a warm start sent: the system message a first question must start with to reuse
+    it, and the outline budget it was built with (the budget follows the measured prefill
+    rate, which the warm read itself updates)."""
+    system: str
+    outline_budget: int
+
+
 def warm(backend, *, session_id: str, documents: Sequence, options: AskOptions,
-         done: set) -> bool:
-    """Send the stable prompt prefix (system prompt + outline) to the backend to read in the
-    background, once per session and set of documents (``done`` remembers them: later, the
-    cache holds the last question's prompt, which starts with it); a question cancels or
-    reuses it. Returns whether it was sent."""
-    from docchat.context.packing import prefix_messages
+         done: dict, turns: Sequence = ()) -> bool:
+    """Send the prompt prefix the session's next question will start with to the backend to
+    read in the background: the conversation as stored (Conversation.from_turns(turns)) for
+    a session with answers, else the system message (instructions + outline) a first
+    question's prompt starts with. Once per session and set of documents (``done`` maps them
+    to the Warmed start, which answer_factory gives the first question), and again when the
+    backend's cache no longer holds it (another session asked meanwhile). A question cancels
+    or reuses it. Returns whether it was sent."""
+    from docchat.context.conversation import Conversation
 
     fetch = getattr(backend, "prefetch", None)
     key = (session_id, tuple(d.id for d in documents))
-    if fetch is None or not documents or key in done:
+    if fetch is None or not documents:
         return False
-    done.add(key)
-    langs = {d.language for d in documents}
-    budget = options.budget(backend)
+    conversation = Conversation.from_turns(turns)
+    if key in done and _held(backend, done[key]):
+        return False
     try:
-        fetch(prefix_messages(list(documents), backend, langs.pop() if len(langs) == 1 else "en",
-                              context_window=budget.context_window,
-                              max_new_tokens=options.max_new_tokens()))
+        if conversation.turns:
+            messages, warmed = conversation.messages(), None
+        else:
+            messages, warmed = _first_prefix(backend, documents, options)
+        fetch(messages)
     except Exception:  # the edge: a warm start is an optimisation, never an error on the page
         logger.exception("warm start for session %s failed", session_id)
+        done[key] = None
         return False
+    done[key] = _Sent(messages, warmed)
     return True
 
 
-def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequence,
-                   options: AskOptions, db_path: str,
-                   started_at: float | None = None) -> chat.AnswerFactory:
-    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread.
-    The conversation is append-only (docchat/context/conversation.py): the earlier turns
-    (``turns``, as stored) are sent exactly as they were, so the backend reads only the new
-    turn."""
+@dataclass(frozen=True)
+class _Sent:
+    messages: list  # what was sent to prefetch
+    warmed: Warmed | None  # for a session's first question
+
+
+def _held(backend, sent) -> bool:
+    """The backend's cache still holds what was sent (or the backend does not say)."""
+    held = getattr(backend, "cached_tokens", None)
+    if sent is None or not callable(held):
+        return True
+    try:
+        n = held(sent.messages)
+        return n is None or n >= backend.count_prompt_tokens(sent.messages) * 0.9 \
+            or _busy(backend)
+    except Exception:  # the edge: as above
+        logger.exception("cached_tokens failed")
+        return True
+
+
+def _busy(backend) -> bool:
+    """A prefetch is still reading (its tokens are not all cached yet)."""
+    wait = getattr(backend, "wait_prefetch", None)
+    return callable(wait) and not wait(0)
+
+
+def _first_prefix(backend, documents: Sequence, options: AskOptions) -> tuple[list, Warmed]:
+    """The system message a first question's prompt starts with, and how it was built."""
+    from docchat.context.budget import outline_budget
+    from docchat.context.packing import prefix_messages
+
+    langs = {d.language for d in documents}
+    budget = options.budget(backend)
+    max_new = options.max_new_tokens()
+    messages = prefix_messages(list(documents), backend,
+                               langs.pop() if len(langs) == 1 else "en",
+                               context_window=budget.context_window, max_new_tokens=max_new)
+    return messages, Warmed(messages[0].content, outline_budget(
+        evidence_tokens(backend, budget.context_window, max_new)))
+
+
+def evidence_tokens(backend, context_window: int | None, max_new_tokens: int) -> int:
+    """The prompt tokens left for the outline and excerpts in this window (as the packer
+    counts them: the window less the answer and the empty system and user messages)."""
+    from docchat.backends import Message
+
+    window = int(context_window or backend.context_window)
+    overhead = backend.count_prompt_tokens([Message("system", ""), Message("user", "")])
+    return window - max_new_tokens - overhead
+
+
+def warmed(done: dict, session_id: str, documents: Sequence) -> Warmed | None:
+    """The warm start sent for this session's first question, if any."""
+    sent = done.get((session_id, tuple(d.id for d in documents)))
+    return sent.warmed if sent is not None else None
+
+
+def conversation_for(turns: Sequence, warm_start: Warmed | None = None):
+    """The Conversation a question is packed in: the stored turns as they were sent; for a
+    first question after a warm start, the system message that start sent (and its outline
+    budget), so that the prompt starts with what the backend already read."""
     from docchat.context.conversation import Conversation
 
     conversation = Conversation.from_turns(turns)
+    if conversation.turns or conversation.system or warm_start is None:
+        return conversation
+    return Conversation(system=warm_start.system, outline_budget=warm_start.outline_budget)
+
+
+def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequence,
+                   options: AskOptions, db_path: str, started_at: float | None = None,
+                   warm_start: Warmed | None = None) -> chat.AnswerFactory:
+    """The call to docchat.answer.qa.ask for one question, run later in the answer's thread.
+    The conversation is append-only (docchat/context/conversation.py): the earlier turns
+    (``turns``, as stored) are sent exactly as they were, so the backend reads only the new
+    turn; a first question starts with its warm start's system message (conversation_for)."""
+    conversation = conversation_for(turns, warm_start)
     doc_ids = [d.id for d in documents]
 
     def make(cancel: threading.Event, on_queue: Callable[[int], None]):
@@ -107,9 +190,11 @@ def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequen
 
 def start_answer(*, store, running: chat.Generations, session_id: str, question: str,
                  documents: Sequence, backend, options: AskOptions, db_path: str,
-                 asked_at: float, owner: str = "") -> chat.Generation:
+                 asked_at: float, owner: str = "",
+                 warm_start: Warmed | None = None) -> chat.Generation:
     """Save the question and an empty answer, then write the answer in the background; the
-    page follows the returned Generation. ``asked_at`` (perf_counter) is when the user asked."""
+    page follows the returned Generation. ``asked_at`` (perf_counter) is when the user asked;
+    ``warm_start`` what session.warm sent for it (warmed(done, session, documents))."""
     from docchat.library.store import SessionStore
 
     turns = store.turns(session_id)
@@ -118,7 +203,8 @@ def start_answer(*, store, running: chat.Generations, session_id: str, question:
     g = chat.Generation(session_id, turn_id, question, owner=owner)
     g.submitted_at = asked_at
     make = answer_factory(documents, question, chat.TimedBackend(backend, g), turns=turns,
-                          options=options, db_path=db_path, started_at=asked_at)
+                          options=options, db_path=db_path, started_at=asked_at,
+                          warm_start=warm_start)
     running.start(g, make, lambda: SessionStore.open(db_path),
                   sources=chat.source_finder(documents), marks=chat.mark_finder(documents))
     return g

@@ -102,15 +102,18 @@ class RateMeter:
             return None
         return self.work(done, total) / rate
 
-    def tokens_in(self, seconds: float) -> int | None:
-        """Prompt tokens read from an empty cache in this many seconds; None when unknown:
-        n solves n / rate * (1 + n / (2 span)) = seconds."""
+    def tokens_in(self, seconds: float, start: int = 0) -> int | None:
+        """Prompt tokens read in this many seconds after the first ``start`` are cached
+        (0: an empty cache); None when unknown. n solves work(start, start + n) / rate =
+        seconds: n / rate * (1 + (2 start + n) / (2 span)) = seconds, so a follow-up's tokens,
+        read after the whole conversation, count dearer than a first question's."""
         rate = self.rate
         if not rate:
             return None
         if not self.span:
             return int(rate * seconds)
-        return int(self.span * ((1 + 2 * seconds * rate / self.span) ** 0.5 - 1))
+        b = 1 + max(0, start) / self.span
+        return int(self.span * ((b * b + 2 * seconds * rate / self.span) ** 0.5 - b))
 
 
 def attention_span(params: float, layers: int, width: int) -> float | None:
@@ -242,10 +245,25 @@ class StreamingBackend:
         """Measured prompt-reading speed in tokens/s; None when unknown."""
         return self.rate_meter.rate
 
-    def prefill_tokens(self, seconds: float) -> int | None:
-        """Prompt tokens this backend reads from an empty cache in that time, at the rate
-        measured on recent prompts and for a prompt that long; None when unknown."""
-        return self.rate_meter.tokens_in(seconds)
+    def prefill_tokens(self, seconds: float, start: int = 0) -> int | None:
+        """Prompt tokens this backend reads in that time after ``start`` cached ones (0: an
+        empty cache), at the rate measured on recent prompts and for a prompt that long;
+        None when unknown."""
+        return self.rate_meter.tokens_in(seconds, start)
+
+    def cached_tokens(self, messages: list[Message]) -> int | None:
+        """How many of these messages' prompt tokens (up to the end of the last message's
+        content, as prefetch() warms them) the KV cache holds now: what a prompt starting
+        with them reuses. None for a backend whose cache this process cannot see."""
+        if not self.supports_prefetch:
+            return None
+        if not messages:
+            return 0
+        return common_prefix(self._cached_ids(), self._prefix(list(messages)))
+
+    def _cached_ids(self) -> list[int]:
+        """The token ids in the KV cache (backends that set supports_prefetch)."""
+        return []
 
     def _progress(self, request: GenerationRequest, done: int, total: int, reused: int,
                   started: float) -> None:

@@ -300,6 +300,9 @@ class HFBackend(StreamingBackend):
 
     # -- warm start -------------------------------------------------------------
 
+    def _cached_ids(self) -> list[int]:
+        return list(self._cache_ids)
+
     def _prefix(self, messages: list[Message]) -> list[int]:
         """The prompt's token ids up to the end of the last message's content."""
         if self.chatglm and hasattr(self.tokenizer, "build_chat_input"):

@@ -323,6 +323,10 @@ class LlamaCppBackend(StreamingBackend):
         finally:
             chooser.record(threads, count, seconds)
 
+    def _cached_ids(self) -> list[int]:
+        llama = self.llama
+        return llama.input_ids[: llama.n_tokens].tolist()
+
     def _prefix(self, messages: list[Message]) -> list[int]:
         """The prompt's tokens up to the end of the last message's content."""
         text = self._prompt_text(messages)

@@ -53,9 +53,10 @@ def document(db: str, doc_id: int):
 
 
 @st.cache_resource
-def prefetched(db: str) -> set:
-    """(session, documents) whose stable prompt prefix was sent to the backend to warm."""
-    return set()
+def prefetched(db: str) -> dict:
+    """(session, documents) -> the prompt prefix sent to the backend to warm
+    (docchat.answer.session.warm)."""
+    return {}
 
 
 @st.cache_resource

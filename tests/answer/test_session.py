@@ -1,6 +1,8 @@
 """Starting answers in a chat session: options, budget, warm-up, and what page links open."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from docchat.answer import session
 from docchat.answer.chat import Generations
 from docchat.backends.echo import EchoBackend
@@ -42,7 +44,7 @@ def test_the_prefix_is_sent_once_per_session_and_documents(tiny_docs=None):
 
     doc = load_document(str(Path(__file__).parents[1] / "data" / "app" / "guide.pdf"))
     doc.id = 3
-    backend, done = Warmable(), set()
+    backend, done = Warmable(), {}
     options = session.AskOptions()
     assert session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
     assert not session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
@@ -51,6 +53,61 @@ def test_the_prefix_is_sent_once_per_session_and_documents(tiny_docs=None):
     (messages,) = backend.sent
     assert [m.role for m in messages] == ["system"]
     assert not session.is_remote(backend)
+    # The first question starts with what was sent, built with the same outline budget.
+    start = session.warmed(done, "s", [doc])
+    assert start.system == messages[0].content and start.outline_budget > 0
+    conversation = session.conversation_for([], start)
+    assert (conversation.system, conversation.outline_budget) == (start.system,
+                                                                  start.outline_budget)
+    assert session.warmed(done, "other", [doc]) is None
+
+
+@dataclass
+class Turn:  # as docchat.library.store keeps a turn
+    role: str
+    content: str
+    status: str = "done"
+    metrics: dict | None = None
+
+
+class Cached(Warmable):
+    """A backend whose KV cache holds `held` tokens of whatever is asked about."""
+    held = 0
+
+    def cached_tokens(self, messages) -> int:
+        return min(self.held, self.count_prompt_tokens(messages))
+
+
+def test_the_prefix_is_sent_again_once_the_cache_lost_it():
+    doc = guide()
+    backend, done = Cached(), {}
+    options = session.AskOptions()
+    assert session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
+    backend.held = 10 ** 6  # read: nothing to do on the next rerun
+    assert not session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
+    backend.held = 0  # another session's question took the cache
+    assert session.warm(backend, session_id="s", documents=[doc], options=options, done=done)
+    assert len(backend.sent) == 2 and backend.sent[0] == backend.sent[1]
+
+
+def test_a_session_with_answers_warms_its_conversation_as_stored():
+    from docchat.context.conversation import Conversation
+
+    doc = guide()
+    metrics = {"system_message": "SYSTEM (outline)", "turn_message": "Excerpts...\n\nPort?",
+               "turn_passages": [], "compacted": 0, "outline_budget": 96}
+    turns = [Turn("user", "Port?"), Turn("assistant", "8731.", metrics=metrics)]
+    backend, done = Warmable(), {}
+    assert session.warm(backend, session_id="s", documents=[doc],
+                        options=session.AskOptions(), done=done, turns=turns)
+    (messages,) = backend.sent
+    assert messages == Conversation.from_turns(turns).messages()
+    assert [m.content for m in messages] == ["SYSTEM (outline)", "Excerpts...\n\nPort?",
+                                             "8731."]
+    assert session.warmed(done, "s", [doc]) is None  # not a first question's start
+    # and the stored conversation wins over a warm start given by mistake
+    assert session.conversation_for(turns, session.Warmed("other", 5)).system == \
+        "SYSTEM (outline)"
 
 
 def test_start_answer_saves_both_turns_and_answers_in_the_background(tmp_path):

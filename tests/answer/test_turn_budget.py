@@ -1,0 +1,106 @@
+"""qa.turn_budget: what a turn of the append-only conversation may read in the first-token
+target, counting what the backend's cache already holds (the earlier turns, a warm start)."""
+from __future__ import annotations
+
+from docchat.answer.qa import FOLLOWUP_NEW_SHARE, Budget, turn_budget
+from docchat.backends.base import RateMeter
+from docchat.context.conversation import Conversation, SentTurn
+
+TARGET = 10.0
+
+
+class Meter:
+    """A backend seen by turn_budget: one token per 4 characters, prompts read at 100
+    tokens/s at the start and dearer later (span 2,000), and a cache holding `held` tokens
+    (None: it does not say)."""
+
+    def __init__(self, held: int | None = None, span: float = 2000.0) -> None:
+        self.held = held
+        self.meter = RateMeter(span=span)
+        self.meter.add_work(1000, 10.0)  # 100 tokens/s at the start of a prompt
+
+    def count_prompt_tokens(self, messages) -> int:
+        return sum(len(m.content) // 4 + 4 for m in messages)
+
+    def prefill_tokens(self, seconds: float, start: int = 0) -> int | None:
+        return self.meter.tokens_in(seconds, start)
+
+    def cached_tokens(self, messages) -> int | None:
+        return None if self.held is None else min(self.held, self.count_prompt_tokens(messages))
+
+
+def base(backend) -> Budget:
+    tokens = backend.prefill_tokens(TARGET)
+    return Budget(8192, tokens + 256, tokens, TARGET, 100.0, False)
+
+
+def conversation(turns: int = 2) -> Conversation:
+    return Conversation("S" * 400, tuple(SentTurn(f"q{i}", "E" * 6000 + f"q{i}", "A" * 800)
+                                         for i in range(turns)))
+
+
+def test_a_first_question_reads_what_the_target_allows():
+    backend = Meter()
+    b = base(backend)
+    assert turn_budget(backend, Conversation(), "Port?", 256, b) == (b, None)
+    assert 800 < b.prompt_budget < 1000  # the later tokens of a long prompt count dearer
+
+
+def test_a_warm_start_the_cache_holds_is_not_read_again():
+    backend = Meter(held=10 ** 6)
+    warm = Conversation(system="S" * 2000, outline_budget=96)  # 504 tokens, cached
+    b = base(backend)
+    got, new = turn_budget(backend, warm, "Port?", 256, b)
+    assert new is None
+    after = backend.prefill_tokens(TARGET, 504)
+    assert got.prompt_budget == 504 + after > b.prompt_budget
+    assert after < b.prompt_budget  # read after the system message: dearer per token
+    # not read yet (the question came too soon), or evicted: a plain first question
+    backend.held = 0
+    assert turn_budget(backend, warm, "Port?", 256, b) == (b, None)
+    # a backend that does not say is not credited with a warm start it may not have read
+    backend.held = None
+    assert turn_budget(backend, warm, "Port?", 256, b) == (b, None)
+
+
+def test_a_follow_up_counts_the_cached_conversation_and_reads_at_its_position():
+    backend = Meter(held=10 ** 6)
+    conv = conversation()
+    b = base(backend)
+    prior = backend.count_prompt_tokens(conv.messages())
+    got, new = turn_budget(backend, conv, "And the other one?", 256, b)
+    assert new == int(FOLLOWUP_NEW_SHARE * b.prompt_budget)
+    assert got.prompt_budget == prior + backend.prefill_tokens(TARGET, prior)
+    assert backend.prefill_tokens(TARGET, prior) < b.prompt_budget
+
+
+def test_a_follow_up_whose_cache_was_taken_reads_its_turns_again_within_the_target():
+    backend = Meter(held=0)  # another session's question evicted this conversation
+    conv = conversation(turns=1)
+    b = base(backend)
+    prior = backend.count_prompt_tokens(conv.messages())
+    got, _ = turn_budget(backend, conv, "And the other one?", 256, b)
+    # the whole prompt is read from the start: no more than a first question reads, unless
+    # the turns and the new share alone need more (never less than that)
+    assert got.prompt_budget == max(b.prompt_budget, prior + int(FOLLOWUP_NEW_SHARE *
+                                                                 b.prompt_budget))
+    held_all = turn_budget(Meter(held=10 ** 6), conv, "And the other one?", 256, b)[0]
+    assert got.prompt_budget < held_all.prompt_budget
+
+
+def test_a_backend_that_does_not_say_keeps_the_earlier_turns_cached():
+    backend = Meter(held=None)
+    conv = conversation()
+    b = base(backend)
+    prior = backend.count_prompt_tokens(conv.messages())
+    got, _ = turn_budget(backend, conv, "And?", 256, b)
+    assert got.prompt_budget == prior + backend.prefill_tokens(TARGET, prior)
+
+
+def test_rate_meter_tokens_after_a_cached_prefix_take_the_target():
+    meter = RateMeter(span=2000.0)
+    meter.add_work(1000, 10.0)
+    for start in (0, 500, 4000):
+        n = meter.tokens_in(10.0, start)
+        assert abs(meter.work(start, start + n) / meter.rate - 10.0) < 0.05
+    assert meter.tokens_in(10.0, 4000) < meter.tokens_in(10.0, 500) < meter.tokens_in(10.0)
