@@ -167,6 +167,8 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
                               shown=outline, named=rel.named,
                               parts=STRUCTURE_PARTS if rel.structure else 1,
                               dense=selection.part_positions(docs, rel.parts))
+        if focus and _sent_before(focus, win):
+            focus = ""  # an earlier turn in the window shows the same part's outline
         if focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang, focus))
                       + policy.block_gap)
@@ -174,6 +176,12 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
     picked = selection.select(docs, positions, rel.terms, counter, max(0, room.avail),
                               carried, windows, policy, win.present)
     return picked, focus
+
+
+def _sent_before(focus: str, win: _Window) -> bool:
+    """The focus outline is in an earlier turn's user message that the window still holds
+    as sent (a compacted turn sends only its question)."""
+    return any(m.role == "user" and focus in m.content for m in win.prior[1:])
 
 
 def _user(ask: _Ask, excerpts: str, focus: str, system: str) -> str:
