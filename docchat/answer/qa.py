@@ -8,6 +8,7 @@ show the passages while the model is still reading.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, field, fields
@@ -27,6 +28,7 @@ from docchat.context.packing import (
     prefix_tokens,
     split_history,
 )
+from docchat.context.policy import POLICY
 from docchat.context.prompts import question_language
 from docchat.context.turn_packing import pack_turn
 from docchat.errors import ContextTooLong
@@ -43,6 +45,7 @@ MIN_PROMPT_BUDGET = 512
 # time), never less than the history and question need plus FOLLOWUP_MIN_EVIDENCE tokens.
 FOLLOWUP_NEW_SHARE = 0.25
 FOLLOWUP_MIN_EVIDENCE = 64
+TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own count
 
 _REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
 
@@ -68,12 +71,15 @@ class Budget:
     target_s: float | None
     rate: float | None  # measured prefill tokens/s when chosen
     whole_window: bool  # the user asked to read the whole window
+    # Seconds of the target left for reading the prompt: the target less what comes before
+    # the reading (the wait since the user asked, packing and evidence); None: target_s.
+    read_s: float | None = None
 
     def to_dict(self) -> dict:
         return {"window": self.window, "context_window": self.context_window,
                 "prompt_budget": self.prompt_budget, "target_s": self.target_s,
                 "rate": None if self.rate is None else round(self.rate, 1),
-                "whole_window": self.whole_window}
+                "whole_window": self.whole_window, "read_s": self.read_s}
 
 
 @dataclass(frozen=True)
@@ -130,7 +136,10 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
         return _fitted(base, max(prompt, base.prompt_budget), max_new), None
     need = backend.count_prompt_tokens([Message("user", question)])
     new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
-    return _fitted(base, max(prompt, prior + new), max_new), new
+    # Never so little that the packer compacts only because reading is slow now (a busy
+    # machine): it compacts when the turns and question leave less than min_new_evidence.
+    floor = prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK
+    return _fitted(base, max(prompt, prior + new, floor), max_new), new
 
 
 def _cached(backend, messages: list[Message], prior: int, assume: int) -> int:
@@ -151,9 +160,10 @@ def _readable(backend, base: Budget, start: int) -> int:
     """Prompt tokens the backend reads in the first-token target after ``start`` cached ones
     (its prefill_tokens(target, start) where it has one), else the first question's budget."""
     fit = getattr(backend, "prefill_tokens", None)
-    if callable(fit) and base.target_s:
+    seconds = base.read_s or base.target_s
+    if callable(fit) and seconds:
         try:
-            tokens = fit(base.target_s, start)
+            tokens = fit(seconds, start)
         except TypeError:  # a backend whose prefill_tokens takes no start
             tokens = None
         if tokens is not None:
@@ -165,26 +175,49 @@ def _fitted(base: Budget, prompt: int, max_new: int) -> Budget:
     """A budget of prompt tokens (+ the answer) within the window; the whole window where
     that does not fit."""
     if prompt + max_new >= base.window:
-        return Budget(base.window, base.window, None, base.target_s, base.rate, False)
-    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False)
+        return Budget(base.window, base.window, None, base.target_s, base.rate, False,
+                      base.read_s)
+    return Budget(base.window, prompt + max_new, prompt, base.target_s, base.rate, False,
+                  base.read_s)
 
 
 def choose_budget(backend, max_new_tokens: int, ttft_target: float | None,
-                  whole_window: bool = False) -> Budget:
-    """Prompt budget = min(window, what the backend reads in the target seconds): its
-    prefill_tokens(target) where it has one (the rate measured on recent prompts, slowing
-    with the prompt's length), else measured prefill rate x target seconds."""
+                  whole_window: bool = False, reserve_s: float = 0.0) -> Budget:
+    """Prompt budget = min(window, what the backend reads in the target seconds less
+    ``reserve_s``, what comes before the reading; at least half the target): its
+    prefill_tokens(seconds) where it has one (the rate measured on recent prompts, slowing
+    with the prompt's length), else measured prefill rate x seconds."""
     window = int(backend.context_window)
     rate_fn = getattr(backend, "prefill_rate", None)
     rate = rate_fn() if callable(rate_fn) else None
     if whole_window or not ttft_target or ttft_target <= 0 or not rate:
         return Budget(window, window, None, ttft_target, rate, whole_window)
+    reserve = math.floor(max(0.0, reserve_s) * 10) / 10  # in tenths: a few ms change nothing
+    read = round(max(ttft_target / 2, ttft_target - reserve), 1)
     fit = getattr(backend, "prefill_tokens", None)
-    tokens = fit(ttft_target) if callable(fit) else None
-    budget = max(MIN_PROMPT_BUDGET, int(rate * ttft_target) if tokens is None else tokens)
+    tokens = fit(read) if callable(fit) else None
+    budget = max(MIN_PROMPT_BUDGET, int(rate * read) if tokens is None else tokens)
     if budget + max_new_tokens >= window:
-        return Budget(window, window, None, ttft_target, rate, False)
-    return Budget(window, budget + max_new_tokens, budget, ttft_target, rate, False)
+        return Budget(window, window, None, ttft_target, rate, False, read)
+    return Budget(window, budget + max_new_tokens, budget, ttft_target, rate, False, read)
+
+
+class PrepTime:
+    """Seconds from choosing a question's budget to its evidence being ready (packing and
+    the evidence search), averaged over the last questions: reserved out of the first-token
+    target, so the prompt is read in what is left of it."""
+
+    def __init__(self, decay: float = 0.5) -> None:
+        self.decay, self.seconds = decay, 0.0
+        self._seen = False
+
+    def add(self, seconds: float) -> None:
+        self.seconds = seconds if not self._seen else (
+            self.decay * self.seconds + (1 - self.decay) * seconds)
+        self._seen = True
+
+
+PREP = PrepTime()
 
 
 @dataclass
@@ -273,7 +306,9 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     max_new = int(chosen.generation["max_new_tokens"])
     if previous is None and previous_sections:
         previous = PreviousPassages.from_list(previous_sections)
-    budget = choose_budget(backend, max_new, ttft_target, whole_window)
+    chosen_at = clock()
+    budget = choose_budget(backend, max_new, ttft_target, whole_window,
+                           reserve_s=chosen_at - started + PREP.seconds)
     if conversation is not None:
         plan = _turn_plan(documents, question, backend, conversation, search=search,
                           max_new=max_new, budget=budget, store=embedding_store)
@@ -283,6 +318,7 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
                      previous=previous, store=embedding_store)
     packed = plan.pack()
     evidence = find_evidence(documents, packed.sections, question)
+    PREP.add(clock() - chosen_at)
     answer = Answer(cancel=cancel or threading.Event(), backend=backend.name,
                     model=backend.model, packed=packed, preset=chosen, budget=plan.budget,
                     evidence=evidence, evidence_ms=round((clock() - started) * 1000, 3),

@@ -110,10 +110,15 @@ class RateMeter:
         rate = self.rate
         if not rate:
             return None
+        return self.tokens_for(seconds * rate, start)
+
+    def tokens_for(self, work: float, start: int = 0) -> int:
+        """Tokens after the first ``start`` that take this much work (RateMeter.work: tokens
+        at the start-of-prompt rate): n solves work(start, start + n) = work."""
         if not self.span:
-            return int(rate * seconds)
+            return int(work)
         b = 1 + max(0, start) / self.span
-        return int(self.span * ((b * b + 2 * seconds * rate / self.span) ** 0.5 - b))
+        return int(self.span * ((b * b + 2 * max(0.0, work) / self.span) ** 0.5 - b))
 
 
 def attention_span(params: float, layers: int, width: int) -> float | None:

@@ -12,6 +12,14 @@ from docchat.errors import ContextTooLong
 from ingest.document import Document
 
 
+@pytest.fixture(autouse=True)
+def no_packing_reserve(monkeypatch):
+    """Each test starts with no packing time measured (qa.PREP is the process's)."""
+    from docchat.answer import qa
+
+    monkeypatch.setattr(qa, "PREP", qa.PrepTime())
+
+
 def doc(n_pages=3, words=30) -> Document:
     return titled_doc("d.txt", [(f"{i + 1} Part", f"Page {i + 1} text " + "word " * words)
                                 for i in range(n_pages)],
@@ -104,10 +112,31 @@ def test_prompt_budget_follows_the_measured_prefill_rate(rate):
     answer = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
     "".join(answer)
     b = answer.metrics["budget"]
-    assert b["prompt_budget"] == int(rate * 10) and b["rate"] == rate and b["target_s"] == 10
-    assert answer.packed.tokens <= int(rate * 10)
-    assert answer.budget.context_window == int(rate * 10) + 512
+    # read in what the target leaves after the packing (measured on earlier questions)
+    assert 9 <= b["read_s"] <= 10 and b["target_s"] == 10 and b["rate"] == rate
+    assert b["prompt_budget"] == int(rate * b["read_s"])
+    assert answer.packed.tokens <= b["prompt_budget"]
+    assert answer.budget.context_window == b["prompt_budget"] + 512
     assert answer.metrics["prompt_tokens"] == answer.packed.tokens
+
+
+def test_the_reading_gets_the_target_less_the_wait_and_the_packing(monkeypatch):
+    """The first token comes at the target, not the target plus what came before reading:
+    the seconds since the user asked and the packing time of the last questions are
+    reserved (at most half the target)."""
+    from docchat.answer import qa
+
+    now = [100.0]
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 100.0
+    qa.PREP.add(1.5)  # the last questions took 1.5 s to pack
+    answer = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10,
+                 started_at=98.0, clock=lambda: now[0])  # asked 2 s ago
+    assert answer.budget.read_s == 6.5 and answer.budget.prompt_budget == 650
+    late = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10,
+               started_at=80.0, clock=lambda: now[0])
+    assert late.budget.read_s == 5.0  # never less than half the target
+    assert qa.PREP.seconds == 0.375  # both packed in no (fake) time: halved at each
 
 
 def test_prompt_budget_is_what_the_backend_reads_in_the_target_for_a_prompt_that_long():
@@ -120,7 +149,7 @@ def test_prompt_budget_is_what_the_backend_reads_in_the_target_for_a_prompt_that
     backend.prefill_tokens = lambda seconds: asked.append(seconds) or 2000
     answer = ask([big_doc()], "What is the port rule?", backend, preset="raw", ttft_target=10)
     "".join(answer)
-    assert asked == [10] and answer.budget.prompt_budget == 2000
+    assert asked == [answer.budget.read_s] and answer.budget.prompt_budget == 2000
     assert answer.packed.tokens <= 2000 and answer.metrics["budget"]["rate"] == 300.0
 
 

@@ -2,9 +2,11 @@
 target, counting what the backend's cache already holds (the earlier turns, a warm start)."""
 from __future__ import annotations
 
-from docchat.answer.qa import FOLLOWUP_NEW_SHARE, Budget, turn_budget
+from docchat.answer.qa import FOLLOWUP_NEW_SHARE, TEMPLATE_SLACK, Budget, turn_budget
+from docchat.backends import Message
 from docchat.backends.base import RateMeter
 from docchat.context.conversation import Conversation, SentTurn
+from docchat.context.policy import POLICY
 
 TARGET = 10.0
 
@@ -18,6 +20,12 @@ class Meter:
         self.held = held
         self.meter = RateMeter(span=span)
         self.meter.add_work(1000, 10.0)  # 100 tokens/s at the start of a prompt
+
+    name = model = "meter"
+    context_window = 8192
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
 
     def count_prompt_tokens(self, messages) -> int:
         return sum(len(m.content) // 4 + 4 for m in messages)
@@ -63,6 +71,14 @@ def test_a_warm_start_the_cache_holds_is_not_read_again():
     assert turn_budget(backend, warm, "Port?", 256, b) == (b, None)
 
 
+class Spanned(Meter):
+    """As Meter, with the meter where turn_budget looks for the cost of later positions."""
+
+    @property
+    def rate_meter(self) -> RateMeter:
+        return self.meter
+
+
 def test_a_follow_up_counts_the_cached_conversation_and_reads_at_its_position():
     backend = Meter(held=10 ** 6)
     conv = conversation()
@@ -82,8 +98,10 @@ def test_a_follow_up_whose_cache_was_taken_reads_its_turns_again_within_the_targ
     got, _ = turn_budget(backend, conv, "And the other one?", 256, b)
     # the whole prompt is read from the start: no more than a first question reads, unless
     # the turns and the new share alone need more (never less than that)
+    need = backend.count_prompt_tokens([Message("user", "And the other one?")])
     assert got.prompt_budget == max(b.prompt_budget, prior + int(FOLLOWUP_NEW_SHARE *
-                                                                 b.prompt_budget))
+                                                                 b.prompt_budget),
+                                    prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK)
     held_all = turn_budget(Meter(held=10 ** 6), conv, "And the other one?", 256, b)[0]
     assert got.prompt_budget < held_all.prompt_budget
 
@@ -104,3 +122,25 @@ def test_rate_meter_tokens_after_a_cached_prefix_take_the_target():
         n = meter.tokens_in(10.0, start)
         assert abs(meter.work(start, start + n) / meter.rate - 10.0) < 0.05
     assert meter.tokens_in(10.0, 4000) < meter.tokens_in(10.0, 500) < meter.tokens_in(10.0)
+
+
+def test_a_follow_up_on_a_busy_machine_still_appends():
+    """Reading slowed to a crawl (a starved process: 512-token first budgets, a tiny time
+    share): the budget still leaves the packer its minimum room after the turns, so it
+    appends instead of compacting (and reading the whole conversation again)."""
+    from factories import titled_doc
+
+    from docchat.context.turn_packing import pack_turn
+
+    backend = Spanned(held=10 ** 6)
+    backend.meter = RateMeter(span=2000.0)
+    backend.meter.add_work(30, 1.0)  # 30 tokens/s
+    b = Budget(8192, 512 + 256, 512, TARGET, 30.0, False)
+    conv = conversation(turns=1)
+    prior = backend.count_prompt_tokens(conv.messages())
+    got, new = turn_budget(backend, conv, "And the other one?", 256, b)
+    assert got.prompt_budget >= prior + POLICY.min_new_evidence
+    doc = titled_doc("m.txt", [(f"Part {i}", "The other one is blue. " * 40) for i in range(9)])
+    packed = pack_turn([doc], "And the other one?", backend, conv, max_new_tokens=256,
+                       context_window=got.context_window, new_tokens=new, embedder=None)
+    assert packed.turn.compacted == 0 and packed.turn.reread_tokens == 0
