@@ -41,11 +41,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from docchat.answer.qa import ask, choose_budget
+from docchat.answer.qa import ask
 from docchat.backends import GenerationRequest, Message
 from docchat.config import Settings
 from docchat.context import embeddings
-from docchat.context.packing import prefix_messages
 from docchat.library.documents import ingest_path
 from docchat.library.store import SessionStore
 
@@ -193,8 +192,12 @@ def stop_run(documents, question, backend, store, phase: str, new_tokens: int,
 
 
 def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
-                 yielding: bool) -> dict:
-    """One "after upload" run in this process (see the module doc, 4.)."""
+                 yielding: bool, first_only: bool = False) -> dict:
+    """One "after upload" run in this process (see the module doc, 4.), asked as the chat
+    page asks: the warm start (session.warm) while the question is typed, then append-only
+    turns (the first question starts with what the warm start sent). first_only: the first
+    question only, while the vectors are still being computed (no wait for them)."""
+    from docchat.answer import session
     from docchat.backends.llamacpp import LlamaCppBackend
 
     settings = Settings.from_env()
@@ -216,23 +219,24 @@ def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
     if "yield_to" not in inspect.signature(embeddings.warm).parameters:
         kwargs = {}  # before the yielding embedding existed
     thread = embeddings.warm(doc, open_store=lambda: SessionStore.open(db), **kwargs)
-    budget = choose_budget(backend, new_tokens, target)
-    backend.prefetch(prefix_messages([doc], backend, doc.language or "en",
-                                     context_window=budget.context_window,
-                                     max_new_tokens=new_tokens))
+    options = session.AskOptions(preset="raw", overrides={"max_new_tokens": new_tokens},
+                                 ttft_target=target)
+    done: dict = {}
+    session.warm(backend, session_id="upload", documents=[doc], options=options, done=done)
     time.sleep(typing)
     questions = QUESTIONS.get(doc_path.name, QUESTIONS["debian-policy.pdf"])
-    rows = []
-    for k, q in enumerate((questions[0], questions[3])):
+    rows, turns = [], []
+    for k, q in enumerate((questions[0],) if first_only else (questions[0], questions[3])):
         if k == 1 and thread is not None:
             thread.join()  # the second question: once the vectors are in
         embedded_s = None if thread is None or thread.is_alive() else \
             round(time.perf_counter() - uploaded, 1)
         etas = []
         started = time.perf_counter()
+        conversation = session.conversation_for(turns, session.warmed(done, "upload", [doc]))
         answer = ask([doc], q, backend, preset="raw", overrides={"max_new_tokens": new_tokens},
                      ttft_target=target, started_at=started, search=store.searcher([doc.id]),
-                     embedding_store=store,
+                     embedding_store=store, conversation=conversation,
                      on_progress=lambda p, etas=etas, started=started: etas.append(
                          (round(time.perf_counter() - started, 1),
                           None if p.eta_s is None else round(p.eta_s, 1))))
@@ -250,7 +254,9 @@ def after_upload(doc_path: Path, target: float, new_tokens: int, typing: float,
                      "dense": m["dense"], "embedding_done_s": embedded_s,
                      "load_1min": round(os.getloadavg()[0], 2),
                      "etas": [e for e in etas if e[1] is not None]})
-    if thread is not None:
+        turns += [StoredTurn("user", q), StoredTurn("assistant", answer.text,
+                                                    metrics=answer.metrics)]
+    if thread is not None and not first_only:
         thread.join()
     return {"variant": "yielding" if yielding else "not yielding",
             "threads": settings.n_threads, "rate_at_start": round(rate_at_start or 0, 1),
@@ -305,8 +311,8 @@ def after_upload_runs(args) -> None:
     git worktree), "before"."""
     here = str(ROOT)
     after = str(args.after or here)
-    variants = [("after", after, "yielding"),
-                ("after, not yielding", after, "not-yielding")]
+    variants = [("after", after, "yielding")] + (
+        [] if args.only_yielding else [("after, not yielding", after, "not-yielding")])
     if args.before:
         variants.insert(0, ("before", str(args.before), "not-yielding"))
     runs = []
@@ -314,7 +320,7 @@ def after_upload_runs(args) -> None:
         for label, tree, variant in variants:
             cmd = [sys.executable, __file__, "--doc", str(args.doc), "--target", str(args.target),
                    "--new-tokens", str(args.new_tokens), "--typing", str(args.typing),
-                   "--variant", variant]
+                   "--variant", variant, *(["--first-only"] if args.first_only else [])]
             env = {**os.environ, "PYTHONPATH": str(tree)}
             out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
                                  cwd=tree).stdout
@@ -364,12 +370,18 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=0,
                     help="only: N interleaved pairs, a prefill beside a background embedding "
                          "not yielding / yielding")
+    ap.add_argument("--first-only", action="store_true",
+                    help="--after-upload: the first question only, while the vectors are "
+                         "still being computed (a 1,000-page upload: minutes)")
+    ap.add_argument("--only-yielding", action="store_true",
+                    help="--after-upload: the app's variant only (the embedding yielding)")
     ap.add_argument("--variant", choices=("yielding", "not-yielding"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variant:  # one after-upload run, in the process after_upload_runs started
         print(json.dumps(after_upload(args.doc, args.target, args.new_tokens, args.typing,
-                                      args.variant == "yielding")))
-        return
+                                      args.variant == "yielding", args.first_only)))
+        sys.stdout.flush()
+        os._exit(0)  # --first-only: the embedding thread may still be at work; leave it
     if args.after_upload:
         after_upload_runs(args)
         return
