@@ -104,6 +104,9 @@ def make_counter(kind: str):
             if "probe_tokens" in params:
                 opts["probe_tokens"] = 0  # only its tokenizer and chat template are used
             backend = LlamaCppBackend(**opts)
+            # It never reads a prompt: take its cache to hold the conversation so far, as
+            # the app's backend does after the previous answer (qa.turn_budget asks).
+            backend.cached_tokens = lambda messages: None
             return backend, f"llama.cpp backend ({backend.model}: its tokenizer and chat template)"
         except Exception as e:  # noqa: BLE001 - any failure means: fall back and say so
             print(f"llama.cpp unavailable ({e}); counting with tiktoken cl100k", file=sys.stderr)
