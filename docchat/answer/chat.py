@@ -191,7 +191,7 @@ class Generation(Watched):
         said = _without_our_notes(self.text)  # the model's words, not docchat's cut note
         if _language_mismatch(self.question, said):
             metrics["language_mismatch"] = True
-        if _echo(said):  # our own instruction said back: no answer at all
+        if _echo(said, self.question):  # our instruction or the question said back
             metrics["echo"] = True
         if metrics.get("echo") or metrics.get("language_mismatch"):
             metrics["question_language"] = _language_of(self.question)
@@ -271,13 +271,13 @@ def _language_of(question: str) -> str:
     return question_language(question)
 
 
-def _echo(answer: str) -> bool:
-    """The answer only repeats our instructions ("请用中文回答。")."""
+def _echo(answer: str, question: str = "") -> bool:
+    """The answer only repeats our instructions ("请用中文回答。") or the question."""
     try:
         from docchat.context.language import echoes_instruction
     except ImportError:  # not part of this installation
         return False
-    return echoes_instruction(answer)
+    return echoes_instruction(answer, question)
 
 
 def _save(store, turn_id: int, **changes) -> None:

@@ -73,6 +73,10 @@ def _instruction_runs() -> set[tuple[str, ...]]:
     lines = prompt + [prompts.answer_language(lang) for lang in ("en", "zh")] + \
         [prompts.label(lang, key) for lang in ("en", "zh")
          for key in ("outline", "excerpts", "question", "document", "focus")]
+    return _runs_of(lines)
+
+
+def _runs_of(lines: list[str]) -> set[tuple[str, ...]]:
     out = set()
     for tokens in map(_tokens, lines):
         for n in set(ECHO_RUN.values()):
@@ -83,18 +87,20 @@ def _instruction_runs() -> set[tuple[str, ...]]:
 _RUNS: set[tuple[str, ...]] = set()
 
 
-def echoes_instruction(answer: str) -> bool:
-    """True when the answer is (mostly) our own instructions said back ("请用中文回答。",
-    "Answer in English."): at least ECHO_SHARE of its words (Chinese: characters) are in
-    runs of 3 words (4 characters) that the instructions hold. An empty answer is no echo."""
+def echoes_instruction(answer: str, question: str = "") -> bool:
+    """True when the answer is (mostly) our own instructions, or the user's question, said
+    back ("请用中文回答。", "Answer in English.", the question then "请用中文回答。"): at least
+    ECHO_SHARE of its words (Chinese: characters) are in runs of 3 words (4 characters) that
+    the instructions or the question hold. An empty answer is no echo."""
     tokens = _tokens(answer)
     if not tokens or len(tokens) < min(ECHO_RUN.values()):
         return False
     if not _RUNS:
         _RUNS.update(_instruction_runs())
+    runs = _RUNS | _runs_of([question]) if question else _RUNS
     covered = [False] * len(tokens)
     for i, token in enumerate(tokens):
         n = _run(token)
-        if tuple(tokens[i:i + n]) in _RUNS:
+        if tuple(tokens[i:i + n]) in runs:
             covered[i:i + n] = [True] * n
     return sum(covered) >= ECHO_SHARE * len(tokens)

@@ -221,3 +221,14 @@ def test_a_path_or_identifier_the_documents_do_not_give_is_not_found():
     assert identifiers("and/or, input/output, debian/control, 3.5") == set()
     assert identifiers("~/.bashrc, maxNewTokens, a/b/c.") == {"~/.bashrc", "maxnewtokens",
                                                               "a/b/c"}
+
+
+def test_a_question_said_back_asserts_nothing():
+    """A small model often repeats the question (with its words in the passages): a question
+    states no fact, so it is neither found nor counted."""
+    check = check_answer("Are speedups of 10x and more measured for certain benchmark "
+                         "programs? [p. 1] Tracing compilers record hot loops.", PAPER)
+    assert [s.status for s in check.statements] == [EXEMPT, SUPPORTED]
+    assert (check.supported, check.total) == (1, 1)
+    zh = check_answer("服务器默认监听哪个端口？", ZH)
+    assert [s.status for s in zh.statements] == [EXEMPT] and zh.total == 0

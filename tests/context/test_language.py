@@ -53,3 +53,18 @@ def test_an_answer_that_only_repeats_our_instruction_is_told(answer, echo):
     from docchat.context.language import echoes_instruction
 
     assert echoes_instruction(answer) is echo
+
+
+def test_an_answer_that_repeats_the_question_and_our_instruction_is_told():
+    """Seen on debian-policy.pdf with SmolLM2: a Chinese follow-up answered with the question
+    itself, then the language instruction."""
+    from docchat.context.language import echoes_instruction
+
+    question = "这个文件必须用什么格式写？"
+    assert echoes_instruction(f"{question} [p. 114]\n\n请用中文回答。", question)
+    assert not echoes_instruction(f"{question} [p. 114]\n\n请用中文回答。")  # the question alone
+    # an answer that takes up the question's words and then answers is no echo
+    assert not echoes_instruction("这个文件必须用机器可读的格式写，每一段以 Files 字段开头，"
+                                  "并列出版权和许可证。", question)
+    assert echoes_instruction("What does the epoch mean? Answer in English.",
+                              "What does the epoch mean?")
