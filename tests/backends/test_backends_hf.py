@@ -369,6 +369,19 @@ def test_prefetch_warms_the_cache(tiny):
     assert request.stats.prompt_reused >= warmed - 2
 
 
+def test_cached_tokens_says_what_the_kv_cache_holds(tiny):
+    """What qa.turn_budget asks: how much of a prompt's start the cache holds now."""
+    model, plain, _ = tiny
+    backend = HFBackend(model=model, tokenizer=plain, prefill_chunk=16)
+    system = Message("system", STORY * 3)
+    assert backend.cached_tokens([system]) == 0  # nothing read yet
+    backend.prefetch([system])
+    assert backend.wait_prefetch(30)
+    assert backend.cached_tokens([system]) == len(backend._prefix([system])) > 0
+    other = Message("system", "Something else entirely. " + STORY)
+    assert backend.cached_tokens([other]) < backend.cached_tokens([system]) // 4  # the template
+
+
 def test_prefill_rate_follows_real_prefills(tiny):
     model, plain, _ = tiny
     backend = HFBackend(model=model, tokenizer=plain)
