@@ -333,7 +333,10 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
                if room.avail >= policy.carry_sections_from else 0)
         carried = selection.carried_sections(docs, ask.names, previous_sections, counter, cap)
     choice.picked = selection.select(docs, positions, rel.terms, counter, room.avail, carried,
-                                     windows, policy)
+                                     windows, policy, whole=rel.whole, named=rel.named,
+                                     parts=selection.part_positions(docs, rel.parts),
+                                     aspects=[selection.window_positions(docs, a)
+                                              for a in rel.aspects])
 
 
 def _render_and_shrink(ask: _Ask, choice: _Choice, turns: list[Message],

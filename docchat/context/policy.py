@@ -54,6 +54,9 @@ class PackingPolicy:
     # A question about one part (a chapter and its subsections) gets that part whole when it
     # takes at most this share: more would crowd out the hits elsewhere.
     span_share: float = 0.5
+    # ... for every question (True), or only for one that asks about a part as a whole
+    # (retrieval.asks_whole; False): another question gets the best passages first.
+    part_for_all: bool = True
 
     # --- the best windows first (precision) ----------------------------------------------
     # At most this many of the best-matching windows (runs of blocks of ~600 characters)
@@ -65,6 +68,25 @@ class PackingPolicy:
     breadth_top: int = 6
     breadth_share: float = 0.5
     window_floor: float = 0.5
+    # The windows are taken in the order that covers the question's words
+    # (selection.covering): of the cover_pool best, those at least cover_floor of the best
+    # one's score, each valued at its score times (cover_base + the share of the words'
+    # weight it adds), times same_section when its section has a window already.
+    cover_pool: int = 40
+    cover_floor: float = 0.5
+    cover_base: float = 1.0
+    same_section: float = 0.8
+    # A part asked about as a whole that does not go in whole (selection.spread), in
+    # spread_share of the budget: its first and last blocks, the first blocks of up to
+    # spread_headings of its sections, then the best block of each of spread_segments
+    # segments (then twice as many, ...).
+    # From spread_from tokens of budget up: below, the best blocks of the best hits found
+    # more (tuning sets' 108 section questions at 2k: 0.33 without the spread, 0.21 with it;
+    # at 4k 0.63 / 0.62; at 8k 0.78 / 0.79).
+    spread_share: float = 0.5
+    spread_from: int = 5000
+    spread_headings: int = 8
+    spread_segments: int = 3
     # The block score that keeps a section's already chosen blocks when it grows: above
     # any BM25 block score, so growing never drops what a window brought in.
     chosen_block_score: float = 1e9

@@ -13,6 +13,8 @@ from docchat.context.retrieval import (
     add_dense,
     add_windows,
     asks_structure,
+    asks_whole,
+    aspects,
     build_queries,
     content_terms,
     doc_key,
@@ -41,6 +43,9 @@ class Relevance:
     named: set[str]  # the first query's words as the index stems them (titles it names)
     structure: bool = False  # the question asks which part is about something, or its parts
     parts: dict = field(default_factory=dict)  # (doc key, outline entry) -> dense score
+    whole: bool = False  # the question asks about a part as a whole (retrieval.asks_whole)
+    # A question that asks several things (retrieval.aspects): each part's window scores.
+    aspects: list = field(default_factory=list)
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -85,4 +90,29 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
-                     named, asks_structure(question), parts)
+                     named, asks_structure(question), parts, asks_whole(question),
+                     _aspects(documents, question, history, by_window, expand, embedder, store))
+
+
+def _aspects(documents: Sequence[Document], question: str, history: Sequence, by_window,
+             expand: bool, embedder: Embedder | None, store: EmbeddingStore | None
+             ) -> list[dict]:
+    """Window scores of each part of a question that asks several things (BM25, with
+    dense passage scores where the model reads the question, as for the whole question);
+    none for a follow-up (its parts lean on the previous turn)."""
+    if any(getattr(m, "role", "") == "user" for m in history):
+        return []
+    out = []
+    keys = [doc_key(d, i) for i, d in enumerate(documents)]
+    for part in aspects(question):
+        queries = build_queries(part, (), documents, expand=expand)[:1]
+        if not queries:
+            continue
+        scores = window_scores(by_window, queries)
+        if embedder is not None and embedder.enabled and embedder.reads_question(part):
+            dense = embedder.scores(part, documents, keys, kind="windows", only_ready=True,
+                                    store=store, queries=queries)
+            scores = add_dense(scores, dense, PASSAGE_WEIGHT, PASSAGE_TOP)
+        if scores:
+            out.append(scores)
+    return out

@@ -102,6 +102,38 @@ def asks_structure(question: str) -> bool:
     return STRUCTURE_QUESTION.search(question) is not None
 
 
+# A question that asks about a part as a whole (its start, middle and end, not one fact in
+# it): "Summarize the whole section on ...", "Walk me through everything it says about ...",
+# "请完整介绍……那一节", "整体讲了什么". Such a question gets a spread of the part when the part
+# does not go in whole (selection.spread); any other gets the part's best passages.
+WHOLE_QUESTION = re.compile(
+    r"\b(?:whole|entire|entirety|everything|overview|summari[sz]e|summary|start to finish|"
+    r"from (?:the |its )?(?:start|beginning|opening)|all (?:of )?(?:the|its) (?:points|parts|"
+    r"steps|rules))\b|walk (?:me |us )?through"
+    r"|完整|整节|整章|整个|整体|全部|概括|总结|从头到尾|一直(?:讲|说)到", re.IGNORECASE)
+
+
+def asks_whole(question: str) -> bool:
+    """Whether the question asks about a part as a whole (see WHOLE_QUESTION)."""
+    return WHOLE_QUESTION.search(question) is not None
+
+
+# Where a question that asks several things splits into its parts (aspects()): sentence
+# ends, and a comma before "and", "but" or "or" ("How do I remove R itself, and how a single
+# package?", "……吗？……呢？"). A part needs ASPECT_TERMS content words to be searched alone.
+ASPECT_SPLIT = re.compile(r"[？?！!。；;]+|,\s*(?:and|but|or)\s+", re.IGNORECASE)
+ASPECT_TERMS = 2
+
+
+def aspects(question: str) -> list[str]:
+    """The parts of a question that asks several things, each to be searched alone so that
+    each part's best passage is found (the second part's words weigh little in the whole
+    question's scores); [] when it asks one thing."""
+    parts = [p.strip() for p in ASPECT_SPLIT.split(question)]
+    parts = [p for p in parts if len(content_terms(without_structure_words(p))) >= ASPECT_TERMS]
+    return parts if len(parts) > 1 else []
+
+
 # A question that points back at what was just discussed: a pronoun for it ("Do I need a
 # special frame for it?"), or the openings and endings of a follow-up ("And ...", "What
 # about ...", "那在 Mac 上呢？", "用 XeLaTeX 呢？").

@@ -7,14 +7,16 @@ passage is *carried* when it is repeated exactly as an earlier turn's prompt had
 from __future__ import annotations
 
 import logging
+import math
+from collections import Counter
 from itertools import islice, takewhile
 from typing import Iterator, Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.outline import entries_of, part_asked_about
-from docchat.context.passages import Passage, TokenCounter
+from docchat.context.passages import Passage, TokenCounter, block_text
 from docchat.context.policy import POLICY, PackingPolicy
-from docchat.context.retrieval import block_scores, doc_key
+from docchat.context.retrieval import block_scores, doc_key, index_terms, window_text
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -27,19 +29,26 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
            qterms: list[str], counter: TokenCounter, avail: int,
            carry: Sequence[tuple] = (), windows: Sequence[Window] = (),
            policy: PackingPolicy = POLICY,
-           present: dict[tuple[int, int], set[int] | None] | None = None
-           ) -> list[list[Passage]]:
+           present: dict[tuple[int, int], set[int] | None] | None = None,
+           whole: bool = False, named: set[str] | None = None,
+           parts: Sequence[dict[int, float]] | None = None,
+           aspects: Sequence[Sequence[Window]] = ()) -> list[list[Passage]]:
     """Choose passages per document, in this order (see Selection): the carried ones, the
-    part asked about whole, the best windows (passage hits), then hits and their neighbours
-    by score (a window's section grows to whole where it fits), then the start.
+    part asked about whole (or, when the question asks about a part as a whole and it does
+    not fit, a spread of it), the best windows (passage hits, in the order that covers the
+    question's words), then hits and their neighbours by score (a window's section grows to
+    whole where it fits), then the start.
 
     present: (document, section position) -> blocks shown (None: whole) of the passages
     already in the window (an append-only conversation's earlier turns): never chosen again;
-    a window outside the blocks shown of a partial one adds those blocks alone."""
+    a window outside the blocks shown of a partial one adds those blocks alone. whole: the
+    question asks about a part as a whole; named, parts: the question's title words and the
+    dense part scores (part_positions), by which such a question finds its part. aspects:
+    the windows (best first) of each part of a question that asks several things."""
     sel = Selection(documents, positions, qterms, counter, avail, policy, present)
     sel.carry(carry)
-    sel.take_part()
-    sel.take_windows(windows)
+    sel.take_part(whole, named, parts)
+    sel.take_windows(windows, aspects)
     for i in range(len(documents)):
         sel.fill(i, sel.shares[i] - sel.breadth[i])
     for i in sorted(range(len(documents)), key=lambda k: -sel.relevance[k]):
@@ -107,18 +116,31 @@ class Selection:
             self._put(di, p, Passage(d, d.sections[p], blocks[0] if blocks else None,
                                      self._next_rank()))
 
-    def take_part(self) -> None:
+    def take_part(self, whole: bool = False, named: set[str] | None = None,
+                  parts: Sequence[dict[int, float]] | None = None) -> None:
         """A question about one part (a section with its subsections): that part whole,
-        start, middle and end, where it takes at most policy.span_share of the budget."""
-        part = part_asked_about(self.documents, self.positions)
+        start, middle and end, where it takes at most policy.span_share of the budget; when
+        it does not fit and the question asks about the part as a whole (whole: the part it
+        names by title, else by meaning), a spread of it in that share (spread()). Another
+        question gets its part whole only under policy.part_for_all."""
+        if not whole and not self.policy.part_for_all:
+            return
+        part = (part_asked_about(self.documents, self.positions, named=named, dense=parts)
+                if whole else
+                part_asked_about(self.documents, self.positions))
         if part is None:
             return
         di, ei = part
         d = self.documents[di]
         e = entries_of(d)[ei]
         span = [Passage.whole(d, d.sections[p], 0) for p in range(e.start, e.end)]
-        if e.end - e.start <= 1 or sum(x.cost(self.counter) for x in span) > (
-                self.policy.span_share * self.avail):
+        cap = self.policy.span_share * self.avail
+        if sum(x.cost(self.counter) for x in span) > cap:
+            if whole and self.avail >= self.policy.spread_from:
+                self._take_spread(di, range(e.start, e.end),
+                                  self.policy.spread_share * self.avail)
+            return
+        if e.end - e.start <= 1:
             return
         for p, x in zip(range(e.start, e.end), span):
             if (di, p) in self.present:  # already in the window
@@ -126,16 +148,28 @@ class Selection:
             if p not in self.chosen[di]:  # carried from the previous prompt as it was
                 self._put(di, p, Passage(x.doc, x.section, None, self._next_rank()))
 
-    def take_windows(self, windows: Sequence[Window]) -> None:
+    def _take_spread(self, di: int, positions: range, cap: float) -> None:
+        """spread() of the sections at positions (those not in the window yet) in cap."""
+        d = self.documents[di]
+        todo = [p for p in positions if (di, p) not in self.present
+                and p not in self.chosen[di]]
+        for p, blocks in spread(d, todo, self.qterms, self.counter, cap, self.policy):
+            section = d.sections[p]
+            self._put(di, p, Passage(d, section, None if len(blocks) == len(section.blocks)
+                                     else blocks, self._next_rank()))
+
+    def take_windows(self, windows: Sequence[Window],
+                     aspects: Sequence[Sequence[Window]] = ()) -> None:
         """Precision first: the best windows (the paragraphs that match the question best,
-        wherever their sections rank), up to policy.breadth_top of them, at least
-        window_floor of the best one's score, in breadth_share of each document's share; a
-        window too long for what is left keeps its best blocks. (Each section's best window
-        before a second one of any was tried for two-section questions: it cost three of the
-        test and fresh sets' 21 follow-ups at 4k.)"""
-        taken = 0
-        for di, p, first, last, _ in strong_windows(windows, self.policy):
-            if taken >= self.policy.breadth_top:
+        wherever their sections rank), in the order that covers the question's words
+        (covering()), up to policy.breadth_top of them, in breadth_share of each
+        document's share; a window too long for what is left keeps its best blocks. (Each
+        section's best window before a second one of any was tried for two-section
+        questions: it cost three of the test and fresh sets' 21 follow-ups at 4k.)"""
+        taken, top, share = 0, self.policy.breadth_top, self.policy.breadth_share
+        for di, p, first, last, _ in covering(self.documents, windows, self.qterms,
+                                              self.policy, aspects):
+            if taken >= top:
                 break
             d = self.documents[di]
             section = d.sections[p]
@@ -152,8 +186,7 @@ class Selection:
             passage = Passage(d, section, None if len(blocks) == len(section.blocks)
                               else tuple(sorted(blocks)), current.rank if current else rank)
             had = current.cost(self.counter) if current else 0
-            room = min(self.policy.breadth_share * self.shares[di] - self.breadth[di],
-                       self.avail - self.used)
+            room = min(share * self.shares[di] - self.breadth[di], self.avail - self.used)
             if passage.cost(self.counter) - had > room:
                 passage = self._grown(di, p, blocks, room, passage.rank)
                 if passage is None:
@@ -298,6 +331,102 @@ def strong_windows(windows: Sequence[Window], policy: PackingPolicy = POLICY
     """The best windows (best first) scoring at least policy.window_floor of the best."""
     best = windows[0][4] if windows else 0.0
     return takewhile(lambda w: w[4] >= policy.window_floor * best, windows)
+
+
+def covering(documents: Sequence[Document], windows: Sequence[Window], qterms: Sequence[str],
+             policy: PackingPolicy = POLICY, aspects: Sequence[Sequence[Window]] = ()
+             ) -> list[Window]:
+    """The candidate windows (the policy.cover_pool best, scoring at least cover_floor of
+    the best) in the order that covers the question: each next one the window of most
+    value, its score over the best one's times (cover_base + the weight of the question's
+    words it holds that no window before it held, over the weight of all), at same_section
+    of that when its section has one already. A word weighs log(1 + n / windows holding
+    it): the words every candidate holds are the common topic, the rare ones the question's
+    other aspects (a two-part question's second place). Greedy coverage, as maximal
+    marginal relevance, so the second-best place in another section gets in. aspects (the
+    windows of each part of a question that asks several things): after the best window,
+    each part's best one, then the rest as above."""
+    if not windows:
+        return []
+    best = windows[0][4] or 1.0
+    pool = [w for w in windows[:policy.cover_pool] if w[4] >= policy.cover_floor * best]
+    seeds = [pool[0]]
+    for ws in aspects:
+        w = next(iter(ws), None)
+        if w is not None and all(w[:4] != x[:4] for x in seeds):
+            seeds.append(w)
+    pool = seeds + [w for w in pool if all(w[:4] != x[:4] for x in seeds)]
+    qset = set(index_terms(" ".join(qterms)))
+    held = [set(index_terms(window_text(documents[w[0]].sections[w[1]], w[2], w[3]))) & qset
+            for w in pool]
+    df = Counter(t for h in held for t in h)
+    weight = {t: math.log(1 + len(pool) / c) for t, c in df.items()}
+    total = sum(weight.values()) or 1.0
+    covered: set[str] = set()
+    places: set[tuple[int, int]] = set()
+    for k in range(len(seeds)):
+        covered |= held[k]
+        places.add((pool[k][0], pool[k][1]))
+    left, out = list(range(len(seeds), len(pool))), list(seeds)
+
+    def value(k: int) -> float:
+        w = pool[k]
+        gain = sum(weight[t] for t in held[k] - covered) / total
+        v = w[4] / best * (policy.cover_base + gain)
+        return v * policy.same_section if (w[0], w[1]) in places else v
+
+    while left:
+        k = max(left, key=lambda k: (value(k), -k))
+        left.remove(k)
+        out.append(pool[k])
+        covered |= held[k]
+        places.add((pool[k][0], pool[k][1]))
+    return out
+
+
+def spread(doc: Document, positions: Sequence[int], qterms: Sequence[str],
+           counter: TokenCounter, cap: float, policy: PackingPolicy = POLICY
+           ) -> list[tuple[int, tuple[int, ...]]]:
+    """A spread of a part too long to go in whole (the sections at positions, in order):
+    (section position, blocks shown) within about cap tokens. First the part's first and
+    last blocks, then the first block of each of its sections (their headings), then, in rounds
+    of ever finer segments of the part's blocks (thirds, sixths, ...), the block that
+    matches the question best in each segment that has none yet (the earliest on a tie):
+    its start, its sub-headings and the best places of its middle and end, not a prefix."""
+    flat = [(p, b) for p in positions for b in range(len(doc.sections[p].blocks))]
+    if not flat:
+        return []
+    scores = {p: block_scores(doc.sections[p].blocks, qterms) for p in positions}
+    chosen: set[tuple[int, int]] = set()
+    used = 0.0
+
+    def take(p: int, b: int) -> None:
+        nonlocal used
+        if (p, b) in chosen:
+            return
+        section = doc.sections[p]
+        cost = counter.text(block_text(section.blocks[b])) + 8
+        if not any(q == p for q, _ in chosen):  # the section's heading line
+            cost += counter.text(Passage(doc, section, ()).render()) + 2
+        if used + cost <= cap:
+            chosen.add((p, b))
+            used += cost
+
+    take(*flat[0])
+    take(*flat[-1])
+    for p in [p for p in positions if doc.sections[p].blocks][:policy.spread_headings]:
+        take(p, 0)
+    segments = policy.spread_segments
+    while len(chosen) < len(flat) and cap - used > policy.min_partial and segments <= len(flat):
+        for j in range(segments):
+            seg = range(j * len(flat) // segments, (j + 1) * len(flat) // segments)
+            if seg and not chosen.intersection(flat[k] for k in seg):
+                take(*flat[max(seg, key=lambda k: (scores[flat[k][0]][flat[k][1]], -k))])
+        segments *= 2
+    out: dict[int, list[int]] = {}
+    for p, b in sorted(chosen):
+        out.setdefault(p, []).append(b)
+    return [(p, tuple(bs)) for p, bs in out.items()]
 
 
 def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:

@@ -174,7 +174,9 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
                       + policy.block_gap)
     windows = selection.window_positions(docs, rel.windows)
     picked = selection.select(docs, positions, rel.terms, counter, max(0, room.avail),
-                              carried, windows, policy, win.present)
+                              carried, windows, policy, win.present, whole=rel.whole,
+                              named=rel.named, parts=selection.part_positions(docs, rel.parts),
+                              aspects=[selection.window_positions(docs, a) for a in rel.aspects])
     return picked, focus
 
 

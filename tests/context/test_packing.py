@@ -494,9 +494,10 @@ def test_question_about_one_section_packs_that_section_whole(monkeypatch):
     assert all(x in p.text for x in ("START:", "MIDDLE:", "END:"))
     assert [("b.pdf", i) for i in range(9, 14)] == [s for s in p.sections if 9 <= s[1] < 14]
     assert p.text.index("START:") < p.text.index("MIDDLE:") < p.text.index("END:")
-    # Without whole parts, the best sections and their neighbours miss the middle.
+    # Without whole parts (nor their spread), the best sections and their neighbours miss
+    # the middle.
     hits = pack([doc], q, CharBackend(4800), max_new_tokens=50, embedder=None,
-                policy=replace(POLICY, span_share=0.0))
+                policy=replace(POLICY, span_share=0.0, spread_share=0.0))
     assert "MIDDLE:" not in hits.text
 
 

@@ -1,0 +1,154 @@
+"""Precision first at small budgets (issue 22): the best windows in the order that covers
+the question's aspects (selection.covering), many of them when the best section does not
+go in whole, and a spread of a part asked about as a whole (selection.spread), for the first
+question (pack) and for every turn of the chat page (pack_turn)."""
+from __future__ import annotations
+
+import re
+
+from docchat.context.conversation import Conversation
+from docchat.context.packing import pack
+from docchat.context.passages import TokenCounter
+from docchat.context.policy import POLICY
+from docchat.context.retrieval import asks_whole, aspects
+from docchat.context.selection import covering, select, spread
+from docchat.context.turn_packing import pack_turn
+from ingest.document import Block, Document, Page, Section
+from tests.factories import Chars
+
+FILLER = ("The system keeps its records in plain files that the administrator can read "
+          "and change with any editor, and every change is written to the log. ")
+
+
+def _doc(sections: list[tuple[str, list[str]]]) -> Document:
+    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
+                    tuple(Block("prose", t, i + 1) for t in texts))
+            for i, (title, texts) in enumerate(sections)]
+    return Document(path="m.pdf", sha256="m", name="m.pdf", kind="pdf", language="en",
+                    pages=[Page(i + 1, "") for i in range(len(sections))], sections=secs)
+
+
+def test_covering_puts_the_other_aspect_second():
+    """Three windows on the first aspect outscore the one on the second: covering takes the
+    second aspect's window right after the best one, not after every window on the first."""
+    doc = _doc([("1 Gears", [f"The alpha gear turns {k} times. " + FILLER for k in range(3)]),
+                ("2 Logs", ["The beta log is kept in the spool folder. " + FILLER])])
+    windows = [(0, 0, 0, 0, 9.0), (0, 0, 1, 1, 8.5), (0, 0, 2, 2, 8.0), (0, 1, 0, 0, 6.0)]
+    order = covering([doc], windows, ["alpha", "gear", "beta", "log"], POLICY)
+    assert order[0] == windows[0]
+    assert order[1] == windows[3]
+    assert sorted(order) == sorted(windows)
+
+
+def test_covering_keeps_the_score_order_for_one_aspect():
+    doc = _doc([("1 Gears", [f"The alpha gear turns {k} times. " + FILLER for k in range(3)])])
+    windows = [(0, 0, 1, 1, 9.0), (0, 0, 0, 0, 8.5), (0, 0, 2, 2, 8.0)]
+    assert covering([doc], windows, ["alpha", "gear"], POLICY) == windows
+
+
+def test_the_second_place_gets_in_when_the_best_section_has_many_windows():
+    """Twelve windows of one long section outscore the one window of the question's other
+    aspect: the packed passages still hold that window (before: the first section's
+    blocks, or that section whole, and nothing else)."""
+    gears = [f"The alpha gear is set with the crank, turn {k}. " + FILLER for k in range(20)]
+    other = [FILLER * 2 for _ in range(6)]
+    logs = other[:3] + ["The beta log is kept in the spool folder of the host. " + FILLER] + other
+    doc = _doc([("1 Alpha gear", gears), ("2 Printing", other), ("3 Sound", other),
+                ("4 Fonts", other), ("5 Housekeeping", logs), ("6 Quotas", other)])
+    windows = sorted([(0, 0, k, k, 10.0 - 0.2 * k) for k in range(12)] + [(0, 4, 3, 3, 6.0)],
+                     key=lambda w: -w[4])
+    counter = TokenCounter(Chars(), "chars")
+    for avail in (1500, 2500, 4000):
+        picked = select([doc], [{0: 10.0, 1: 2.0, 4: 1.5}],
+                        ["alpha", "gear", "set", "beta", "log", "kept"], counter, avail, (),
+                        windows)
+        got = {p.section.index: p for p in picked[0]}
+        assert 4 in got and 3 in got[4].blocks
+        assert 0 in got and 0 in (got[0].blocks or (0,))
+
+
+def test_each_part_of_a_question_that_asks_two_things_gets_its_best_window():
+    """The second part's best window scores below the pool's floor in the whole
+    question's ranking: as a part's best window (aspects) it still comes second."""
+    doc = _doc([("1 Gears", [f"The alpha gear turns {k} times. " + FILLER for k in range(4)]),
+                ("2 Logs", ["The beta log is kept in the spool folder. " + FILLER])])
+    windows = [(0, 0, k, k, 9.0 - k * 0.1) for k in range(4)] + [(0, 1, 0, 0, 1.0)]
+    qterms = ["alpha", "gear", "beta", "log"]
+    assert (0, 1, 0, 0, 1.0) not in covering([doc], windows, qterms, POLICY)
+    order = covering([doc], windows, qterms, POLICY, [[windows[0]], [(0, 1, 0, 0, 3.0)]])
+    assert order[:2] == [windows[0], (0, 1, 0, 0, 3.0)]
+
+
+def test_aspects_splits_a_question_that_asks_several_things():
+    assert aspects("How do I remove R itself, and how do I remove a single package?") == [
+        "How do I remove R itself", "how do I remove a single package"]
+    assert aspects("这本书是写给哪些人看的？中文版翻译概念时又向哪本书看齐？") == [
+        "这本书是写给哪些人看的", "中文版翻译概念时又向哪本书看齐"]
+    assert aspects("Which option sets the paper size?") == []
+    assert aspects("Why? Because of the paper size option.") == []
+
+
+def _two_places() -> Document:
+    """A long section on the first aspect near the start, the second aspect's one paragraph
+    deep in another long section far away, other sections between."""
+    gears = [f"The alpha gear is set with the crank, turn {k}. " + FILLER * 2 for k in range(12)]
+    other = [FILLER * 2 for _ in range(6)]
+    logs = other[:3] + ["The beta log is kept in the spool folder of the host. "
+                        + FILLER] + other
+    return _doc([("1 Alpha gear", gears), ("2 Printing", other), ("3 Sound", other),
+                 ("4 Fonts", other), ("5 Housekeeping", logs), ("6 Quotas", other)])
+
+
+def test_small_budget_packs_both_places_of_a_two_part_question():
+    doc = _two_places()
+    question = "How is the alpha gear set, and where is the beta log kept?"
+    p = pack([doc], question, Chars(2600), max_new_tokens=100, embedder=None)
+    assert "alpha gear is set" in p.text
+    assert "beta log is kept" in p.text
+    t = pack_turn([doc], question, Chars(2600), Conversation(), max_new_tokens=100,
+                  embedder=None)
+    assert "alpha gear is set" in t.text and "beta log is kept" in t.text
+
+
+def _long_part() -> Document:
+    body = [f"Paragraph {k} of the text. " + FILLER * 2 for k in range(60)]
+    body[0] = "The quota rules start here: every user gets a share of the disk. " + FILLER
+    return _doc([("1 Introduction", [FILLER * 3]), ("2 Disk quota rules", body),
+                 ("3 Printing", [FILLER * 3])])
+
+
+def test_a_part_asked_about_as_a_whole_gets_its_start_middle_and_end():
+    """The part does not fit, and only its start holds the question's words: it still
+    shows its start, a paragraph of its middle and its end (not only its start)."""
+    doc = _long_part()
+    question = "Summarize the whole section on the disk quota rules."
+    for p in (pack([doc], question, Chars(7000), max_new_tokens=100, embedder=None),
+              pack_turn([doc], question, Chars(7000), Conversation(), max_new_tokens=100,
+                        embedder=None)):
+        shown = {int(k) for k in re.findall(r"Paragraph (\d+) of the text", p.text)}
+        assert "quota rules start here" in p.text
+        assert 59 in shown and shown & set(range(20, 40))
+    # Below policy.spread_from tokens of budget, the best blocks of the best hits instead.
+    small = pack([doc], question, Chars(2600), max_new_tokens=100, embedder=None)
+    assert "Paragraph 59 of the text" not in small.text
+
+
+def test_spread_stays_within_its_cap_and_spans_the_part():
+    doc = _long_part()
+    counter = TokenCounter(Chars(), "chars")
+    got = spread(doc, [1], ["quota"], counter, 1200, POLICY)
+    (pos, blocks), = got
+    assert pos == 1 and blocks[0] == 0
+    assert 59 in blocks and any(20 <= b < 40 for b in blocks)
+    assert spread(doc, [1], ["quota"], counter, 0, POLICY) == []
+    shown = sum(counter.text(doc.sections[1].blocks[b].text) + 8 for b in blocks)
+    assert shown <= 1200
+
+
+def test_asks_whole():
+    assert asks_whole("Summarize the whole section on quotas.")
+    assert asks_whole("Walk me through the installation, start to finish.")
+    assert asks_whole("请完整介绍 update 那一部分")
+    assert asks_whole("开头那一节整体讲了什么？")
+    assert not asks_whole("Which option sets the paper size?")
+    assert not asks_whole("怎么设置纸张大小？")
