@@ -85,14 +85,26 @@ STRUCTURE_PHRASES = re.compile("|".join([
 ]), re.IGNORECASE)
 
 
-# The subset of those phrases that asks for structure (not just names the document).
+# The subset of those phrases that asks for structure (not just names the document): also
+# the parts asked for by a list ("What are the main chapters of ...", "List all the
+# subsections of ...", "the overall structure of this document", "……那一章都有哪些条目？",
+# "分成哪几个大类？").
+_UNITS = r"(?:chapter|section|subsection|part|appendix|appendices|clause|entry|topic)s?"
+_ZH_UNIT = r"(?:小节|节|章|部分|篇|大类|类|条目|小标题|附录|子命令|组|段)"
 STRUCTURE_QUESTION = re.compile("|".join([
     _WHICH_UNIT,
     rf"\b(?:its|their)\s+(?:own\s+)?(?:sub)?{_UNIT}\b",
     _ORGANISED,
+    rf"\b(?:what|which)\s+(?:are|were)\s+(?:the|its|their)\s+(?:[\w-]+\s+){{0,2}}(?:sub)?{_UNITS}\b",
+    rf"\b(?:list|give me|show me|name)\s+(?:all\s+)?(?:of\s+)?(?:the|its)\s+(?:[\w-]+\s+)?"
+    rf"(?:sub)?{_UNITS}\b",
+    rf"\bone\s+(?:sub)?{_UNITS}\s+each\b",
+    r"\b(?:overall\s+)?structure\s+of\s+(?:this|the|that)\b",
     r"(?:哪一|哪个|哪)(?:个)?(?:章|节|小节|部分|篇)",
-    r"(?:哪些|哪几)(?:个)?(?:小节|节|章|部分)",
+    rf"(?:哪些|哪几)(?:个|大)?{_ZH_UNIT}",
     r"各(?:小节|节|章)",
+    r"(?:分成|分为|分了|组成)(?:了)?(?:哪些|哪几)",
+    r"(?:章|节|部分|类|附录)(?:里|中)?(?:都|一共|依次)?(?:有|介绍了|回答了|收了|包括)(?:了)?(?:哪些|哪几)",
 ]), re.IGNORECASE)
 
 

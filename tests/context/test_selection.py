@@ -10,7 +10,7 @@ from docchat.context.conversation import Conversation
 from docchat.context.packing import pack
 from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
-from docchat.context.retrieval import asks_whole, aspects
+from docchat.context.retrieval import asks_structure, asks_whole, aspects
 from docchat.context.selection import covering, select, spread
 from docchat.context.turn_packing import pack_turn
 from ingest.document import Block, Document, Page, Section
@@ -152,3 +152,21 @@ def test_asks_whole():
     assert asks_whole("开头那一节整体讲了什么？")
     assert not asks_whole("Which option sets the paper size?")
     assert not asks_whole("怎么设置纸张大小？")
+
+
+def test_asks_structure_when_the_parts_are_asked_for_by_a_list():
+    """Questions that ask for a part's parts as a list get the structure share of the focus
+    outline (before: only "which chapter ...", "its sections" and a few Chinese forms)."""
+    for q in ("What are the subsections of the part about portability?",
+              "What are the main chapters of this guide after the introduction?",
+              "List all the subsections of the part on latency.",
+              "Give me the overall structure of this document.",
+              "Which tools does the manual cover, one subsection each?",
+              "专门讲怎么修各种排版毛病的那一章都有哪些条目？",
+              "这份 FAQ 分成哪几个大类？",
+              "第 4 章依次介绍了哪些子命令？"):
+        assert asks_structure(q), q
+    for q in ("What are the smoothing options of the plot command?",
+              "Which file must my code include for the user-break check?",
+              "怎么设置纸张大小？"):
+        assert not asks_structure(q), q
