@@ -170,6 +170,15 @@ class _Passages:
         return a.doc_id == b.doc_id and (a.page is None or b.page in (a.page, a.page + 1))
 
     @property
+    def name_words(self) -> set[str]:
+        """The content words of the documents' names ("debian-policy.pdf": debian, policy,
+        pdf): an answer that names a document says nothing by that alone."""
+        if getattr(self, "_name_words", None) is None:
+            self._name_words = {w for s in {s.document for s in self.sources}
+                                for w in facts.content_words(s or "")}
+        return self._name_words
+
+    @property
     def names(self) -> dict[str, int]:
         """Each name of the passages and the number of sentences naming it (made once, on
         the first statement with a name its support lacks)."""
@@ -444,7 +453,10 @@ def check_answer(answer: str, sources: Sequence[Source], *, embedder=None) -> An
         text = answer[start:end]
         c = facts.claim(facts.masked(text))
         words = facts.content_words(c.text)
-        if facts.exempt(c.text, bool(words)):
+        # One content word besides the documents' names, and no number, states nothing that
+        # can be checked: a heading or an outline line said back ("manual.pdf: Files").
+        if facts.exempt(c.text, len(set(words) - p.name_words) > 1 or (
+                bool(words) and bool(facts.numbers(c.text)))):
             out.append(Statement(text, start, end, EXEMPT, cited=cited))
             continue
         if translate is None:  # words of the other language only across languages

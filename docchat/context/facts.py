@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from docchat.backends.repetition import NOTE, SUMMARY_NOTE
+from docchat.context import prompts
 from docchat.context.citations import MARKER
 from docchat.context.retrieval import STOPWORDS
 from ingest.segment import terms
@@ -377,6 +378,10 @@ def squashed(text: str) -> str:
 
 # docchat's own notes in an answer or a summary ("[The answer was cut here: ...]").
 _OUR_NOTES = frozenset(n.strip("[]") for n in (*NOTE.values(), *SUMMARY_NOTE.values()))
+# The labels of our prompt's blocks ("Outline of the part asked about", "文档摘录"): a model
+# that says its prompt back states nothing.
+_OUR_LABELS = frozenset(prompts.label(lang, key).lower() for lang in ("en", "zh")
+                        for key in ("outline", "excerpts", "question", "document", "focus"))
 
 
 def exempt(text: str, has_terms: bool) -> bool:
@@ -384,7 +389,7 @@ def exempt(text: str, has_terms: bool) -> bool:
     lead-in line ("Here are the speedups:", "## Summary"), "the document does not say" or
     one of docchat's own notes (where a looping answer was cut)."""
     text = " ".join(text.replace("\x00", " ").split())
-    if text.strip("[] ") in _OUR_NOTES:
+    if text.strip("[] ") in _OUR_NOTES or text.strip("#*:：[] ").lower() in _OUR_LABELS:
         return True
     if not has_terms and not numbers(text):
         return True

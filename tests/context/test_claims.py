@@ -232,3 +232,18 @@ def test_a_question_said_back_asserts_nothing():
     assert (check.supported, check.total) == (1, 1)
     zh = check_answer("服务器默认监听哪个端口？", ZH)
     assert [s.status for s in zh.statements] == [EXEMPT] and zh.total == 0
+
+
+def test_a_prompt_block_or_outline_line_said_back_states_nothing():
+    """Seen on debian-policy.pdf: a follow-up's answer went on with our prompt's block label
+    and invented outline lines ("debian-policy.pdf: Files [p. 12]", "... [p. 13]", ...),
+    each marked found with its page "corrected"; a line with one content word besides the
+    documents' names (and no number) is not a statement, and our labels are ours."""
+    text = ("Tracing compilers record hot loops.\npaper.pdf: Speedups [p. 12]\n"
+            "paper.pdf: Speedups [p. 13]\nOutline of the part asked about")
+    check = check_answer(text, PAPER)
+    assert [s.status for s in check.statements] == [SUPPORTED] + [EXEMPT] * 3
+    assert (check.supported, check.total) == (1, 1)
+    assert [s.status for s in check_answer("## 文档摘录", ZH).statements] == [EXEMPT]
+    # a number still makes a short line a statement to check
+    assert one("Speedups of 25x.").status != EXEMPT
