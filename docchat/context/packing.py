@@ -145,11 +145,23 @@ def prefix_messages(documents: Sequence[Document], backend: PromptCounter,
                     ) -> list[Message]:
     """[system(system prompt + outline)]: the start of what pack() builds for these
     documents with the same window and max_new_tokens (text prefix of its first message)."""
+    return warm_prefix(documents, backend, language, context_window=context_window,
+                       max_new_tokens=max_new_tokens, policy=policy)[0]
+
+
+def warm_prefix(documents: Sequence[Document], backend: PromptCounter,
+                language: str = "en", *, context_window: int | None = None,
+                max_new_tokens: int = 512, policy: PackingPolicy = POLICY
+                ) -> tuple[list[Message], int]:
+    """(prefix_messages(), the outline budget it was built with): what a warm start sends,
+    and what a first question packed in its conversation must keep
+    (Conversation(system=..., outline_budget=...))."""
     _, _, budget = _limits(backend, context_window, max_new_tokens)
     counter = TokenCounter(backend, tokenizer_name(backend))
-    outline = build_outline(documents, counter, outline_budget(budget, policy))
+    cap = outline_budget(budget, policy)
+    outline = build_outline(documents, counter, cap)
     return [Message("system", prompts.system_message(
-        prompts.outline_block(outline.text, language), language))]
+        prompts.outline_block(outline.text, language), language))], cap
 
 
 @dataclass
@@ -307,12 +319,13 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
     rel = carry.rel or ask.relevance()
     choice.qterms = rel.terms
     positions = selection.positions(docs, rel.sections)
+    asked = selection.asked(docs, rel)
     if choice.outline.dropped:
         share = policy.structure_focus_share if rel.structure else policy.focus_share
         choice.focus = focus_outline(docs, counter, room.share(share), positions,
                                      shown=choice.outline, named=rel.named,
                                      parts=STRUCTURE_PARTS if rel.structure else 1,
-                                     dense=selection.part_positions(docs, rel.parts))
+                                     dense=asked["parts"])
         if choice.focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang,
                                                                   choice.focus))
@@ -333,10 +346,7 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
                if room.avail >= policy.carry_sections_from else 0)
         carried = selection.carried_sections(docs, ask.names, previous_sections, counter, cap)
     choice.picked = selection.select(docs, positions, rel.terms, counter, room.avail, carried,
-                                     windows, policy, whole=rel.whole, named=rel.named,
-                                     parts=selection.part_positions(docs, rel.parts),
-                                     aspects=[selection.window_positions(docs, a)
-                                              for a in rel.aspects])
+                                     windows, policy, **asked)
 
 
 def _render_and_shrink(ask: _Ask, choice: _Choice, turns: list[Message],

@@ -429,6 +429,15 @@ def spread(doc: Document, positions: Sequence[int], qterms: Sequence[str],
     return [(p, tuple(bs)) for p, bs in out.items()]
 
 
+def asked(documents: Sequence[Document], rel) -> dict:
+    """select()'s keyword arguments that follow from the question's Relevance: whether it
+    asks about a part as a whole, the title words it names, the dense part scores per
+    document (part_positions; focus_outline takes them too) and each of its parts' windows."""
+    return {"whole": rel.whole, "named": rel.named,
+            "parts": part_positions(documents, rel.parts),
+            "aspects": [window_positions(documents, a) for a in rel.aspects]}
+
+
 def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:
     """Dense part scores ((doc key, outline entry) -> score) per document: entry -> score."""
     where = {doc_key(d, i): i for i, d in enumerate(documents)}

@@ -160,13 +160,14 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
         if whole is not None and whole <= room.avail:
             return [[Passage.whole(d, s, s.index) for s in d.sections] for d in docs], ""
     positions = selection.positions(docs, rel.sections)
+    asked = selection.asked(docs, rel)
     focus = ""
     if outline.dropped:  # as packing.pack: more room for a structure question, the part
         share = policy.structure_focus_share if rel.structure else policy.focus_share
         focus = focus_outline(docs, counter, room.share(share), positions,  # asked by meaning
                               shown=outline, named=rel.named,
                               parts=STRUCTURE_PARTS if rel.structure else 1,
-                              dense=selection.part_positions(docs, rel.parts))
+                              dense=asked["parts"])
         if focus and _sent_before(focus, win):
             focus = ""  # an earlier turn in the window shows the same part's outline
         if focus:
@@ -174,9 +175,7 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
                       + policy.block_gap)
     windows = selection.window_positions(docs, rel.windows)
     picked = selection.select(docs, positions, rel.terms, counter, max(0, room.avail),
-                              carried, windows, policy, win.present, whole=rel.whole,
-                              named=rel.named, parts=selection.part_positions(docs, rel.parts),
-                              aspects=[selection.window_positions(docs, a) for a in rel.aspects])
+                              carried, windows, policy, win.present, **asked)
     return picked, focus
 
 
