@@ -64,20 +64,20 @@ def warm(backend, *, session_id: str, documents: Sequence, options: AskOptions,
     key = (session_id, tuple(d.id for d in documents))
     if fetch is None or not documents:
         return False
-    conversation = Conversation.from_turns(turns)
     if key in done and _held(backend, done[key]):
         return False
     try:
+        conversation = Conversation.from_turns(turns)
         if conversation.turns:
             messages, warmed = conversation.messages(), None
         else:
             messages, warmed = _first_prefix(backend, documents, options)
         fetch(messages)
+        done[key] = _Sent(messages, warmed, backend.count_prompt_tokens(messages))
     except Exception:  # the edge: a warm start is an optimisation, never an error on the page
         logger.exception("warm start for session %s failed", session_id)
         done[key] = None
         return False
-    done[key] = _Sent(messages, warmed)
     return True
 
 
@@ -85,6 +85,7 @@ def warm(backend, *, session_id: str, documents: Sequence, options: AskOptions,
 class _Sent:
     messages: list  # what was sent to prefetch
     warmed: Warmed | None  # for a session's first question
+    tokens: int  # their prompt tokens (counted once, not at every rerun)
 
 
 def _held(backend, sent) -> bool:
@@ -94,8 +95,7 @@ def _held(backend, sent) -> bool:
         return True
     try:
         n = held(sent.messages)
-        return n is None or n >= backend.count_prompt_tokens(sent.messages) * 0.9 \
-            or _busy(backend)
+        return n is None or n >= sent.tokens * 0.9 or _busy(backend)
     except Exception:  # the edge: as above
         logger.exception("cached_tokens failed")
         return True
@@ -109,27 +109,14 @@ def _busy(backend) -> bool:
 
 def _first_prefix(backend, documents: Sequence, options: AskOptions) -> tuple[list, Warmed]:
     """The system message a first question's prompt starts with, and how it was built."""
-    from docchat.context.budget import outline_budget
-    from docchat.context.packing import prefix_messages
+    from docchat.context.packing import warm_prefix
 
     langs = {d.language for d in documents}
-    budget = options.budget(backend)
-    max_new = options.max_new_tokens()
-    messages = prefix_messages(list(documents), backend,
-                               langs.pop() if len(langs) == 1 else "en",
-                               context_window=budget.context_window, max_new_tokens=max_new)
-    return messages, Warmed(messages[0].content, outline_budget(
-        evidence_tokens(backend, budget.context_window, max_new)))
-
-
-def evidence_tokens(backend, context_window: int | None, max_new_tokens: int) -> int:
-    """The prompt tokens left for the outline and excerpts in this window (as the packer
-    counts them: the window less the answer and the empty system and user messages)."""
-    from docchat.backends import Message
-
-    window = int(context_window or backend.context_window)
-    overhead = backend.count_prompt_tokens([Message("system", ""), Message("user", "")])
-    return window - max_new_tokens - overhead
+    messages, cap = warm_prefix(list(documents), backend,
+                                langs.pop() if len(langs) == 1 else "en",
+                                context_window=options.budget(backend).context_window,
+                                max_new_tokens=options.max_new_tokens())
+    return messages, Warmed(messages[0].content, cap)
 
 
 def warmed(done: dict, session_id: str, documents: Sequence) -> Warmed | None:

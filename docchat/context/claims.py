@@ -145,6 +145,7 @@ class _Passages:
         text = " ".join(s.text for s in self.sources)
         self.zh = cjk_ratio(text) >= 0.3
         self._names: dict[str, int] | None = None
+        self._name_words: set[str] | None = None
         self._squashed: str | None = None
         self.joined = [self.adjacent(k) for k in range(len(self.spans))]
         self._facts: dict[int, tuple] = {}
@@ -173,7 +174,7 @@ class _Passages:
     def name_words(self) -> set[str]:
         """The content words of the documents' names ("debian-policy.pdf": debian, policy,
         pdf): an answer that names a document says nothing by that alone."""
-        if getattr(self, "_name_words", None) is None:
+        if self._name_words is None:
             self._name_words = {w for s in {s.document for s in self.sources}
                                 for w in facts.content_words(s or "")}
         return self._name_words
