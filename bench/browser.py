@@ -275,7 +275,8 @@ def doc_question(page, question: str, db: Path, timeout_s: float = 600) -> dict:
             "new": m["prompt_tokens"] - reused, "budget": m["budget"]["prompt_budget"],
             "prefill_s": None if m.get("prefill_ms") is None else round(m["prefill_ms"] / 1000,
                                                                          2),
-            "compacted": m.get("context_compacted")}
+            "compacted": m.get("context_compacted"), "read_s": m["budget"].get("read_s"),
+            "prefill_threads": m.get("prefill_threads")}
 
 
 def set_reading(page, label: str) -> None:

@@ -10,9 +10,14 @@ conversation. This bench packs the follow-up questions of every tuning set (neve
 one) as the chat page does (``bench/packing.py --followups append``) under each variant and
 reports their recall per budget:
 
-- ``tokens:S``: S of the first question's budget, in tokens (``qa.FOLLOWUP_NEW_SHARE = S``);
+- ``tokens:S``: S of the first question's budget, in tokens (``qa.FOLLOWUP_NEW_SHARE = S``,
+  ``qa.FOLLOWUP_SHARE_OF = "tokens"``);
 - ``time:S``: the tokens that take S of the first question's reading time, read after the
-  cached conversation (the counter's RateMeter span: SmolLM2-135M's 3,073 tokens).
+  cached conversation (``FOLLOWUP_SHARE_OF = "time"``: the counter's RateMeter span,
+  SmolLM2-135M's 3,073 tokens);
+- ``before:REV``: the packer and bench of commit REV, from a temporary git worktree, with
+  their own follow-up rule (``--followups app``): what the issue calls "today's" follow-up
+  recall is ``before:d755020``, the last commit before issue 21's work.
 
     python bench/followup_share.py [--variants tokens:0.25,time:0.25,time:0.20]
                                    [--budgets 2000,4000,8000] [--json]
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,22 +42,7 @@ CHILD = """
 import runpy, sys
 from docchat.answer import qa
 mode, share = sys.argv[1].split(":")
-qa.FOLLOWUP_NEW_SHARE = float(share)
-if mode == "time":
-    real = qa.turn_budget
-
-    def turn_budget(backend, conversation, question, max_new, base):
-        got, new = real(backend, conversation, question, max_new, base)
-        meter = getattr(backend, "rate_meter", None)
-        if new is None or meter is None or not meter.span or base.prompt_budget is None:
-            return got, new
-        start = backend.count_prompt_tokens(conversation.messages())
-        need = backend.count_prompt_tokens([qa.Message("user", question)])
-        timed = meter.tokens_for(qa.FOLLOWUP_NEW_SHARE * meter.work(0, base.prompt_budget),
-                                 start)
-        return got, max(timed, need + qa.FOLLOWUP_MIN_EVIDENCE)
-
-    qa.turn_budget = turn_budget
+qa.FOLLOWUP_NEW_SHARE, qa.FOLLOWUP_SHARE_OF = float(share), mode
 sys.argv = [sys.argv[2]] + sys.argv[3:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -73,14 +64,40 @@ def follow_up_files(out: Path) -> list[Path]:
     return files
 
 
-def run_variant(variant: str, files: list[Path], budgets: str) -> dict:
+def run_variant(variant: str, files: list[Path], budgets: str, tmp: Path) -> dict:
+    if variant.startswith("before:"):
+        return run_before(variant.split(":", 1)[1], files, budgets, tmp)
     args = [sys.executable, "-c", CHILD, variant, str(ROOT / "bench" / "packing.py"),
             "--sets", "", "--methods", "docchat", "--budgets", budgets,
             "--followups", "append", "--no-timing", "--json"]
+    return recall(args, files, ROOT)
+
+
+def run_before(rev: str, files: list[Path], budgets: str, tmp: Path) -> dict:
+    """The bench of an earlier commit on the same follow-up questions, in a worktree (with
+    today's fetch scripts where that commit has none: they only fetch the documents)."""
+    tree = tmp / f"tree-{rev}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
+                   check=True, capture_output=True)
+    try:
+        for script in (ROOT / "bench").glob("*.sh"):
+            if not (tree / "bench" / script.name).exists():
+                shutil.copy2(script, tree / "bench" / script.name)
+        args = [sys.executable, str(tree / "bench" / "packing.py"), "--sets", "",
+                "--methods", "docchat", "--budgets", budgets, "--followups", "app",
+                "--no-timing", "--json"]
+        return recall(args, files, tree)
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                       check=False, capture_output=True)
+
+
+def recall(args: list[str], files: list[Path], root: Path) -> dict:
+    """Run one bench/packing.py (args) on the follow-up files; follow-up recall per budget."""
     for f in files:
-        args += ["--questions", str(f)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(args, capture_output=True, text=True, check=True, env=env, cwd=ROOT)
+        args = [*args, "--questions", str(f)]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(args, capture_output=True, text=True, check=True, env=env, cwd=root)
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     per_set, total = {}, {}
     for name, s in summary["sets"].items():
@@ -103,7 +120,8 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         files = follow_up_files(Path(tmp))
-        runs = {v: run_variant(v, files, args.budgets) for v in args.variants.split(",")}
+        runs = {v: run_variant(v, files, args.budgets, Path(tmp))
+                for v in args.variants.split(",")}
     if args.json:
         print(json.dumps({"budgets": args.budgets.split(","), "runs": runs}))
         return 0
@@ -111,12 +129,12 @@ def main() -> int:
     names = list(next(iter(runs.values()))["sets"])
     print(f"Follow-up recall by the new turn's share ({next(iter(runs.values()))['questions']}"
           f" follow-up questions of the tuning sets, packed as the chat page packs)\n")
-    print(f"{'variant':12} " + " ".join(f"{n + ' ' + b[:-3] + 'k':>13}" for n in ["all", *names]
+    print(f"{'variant':15} " + " ".join(f"{n + ' ' + b[:-3] + 'k':>13}" for n in ["all", *names]
                                         for b in budgets))
     for v, r in runs.items():
         cells = [r["all"][b] for b in budgets] + [r["sets"][n]["recall"][b]
                                                   for n in names for b in budgets]
-        print(f"{v:12} " + " ".join(f"{c:13.2f}" for c in cells))
+        print(f"{v:15} " + " ".join(f"{c:13.2f}" for c in cells))
     return 0
 
 

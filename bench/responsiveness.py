@@ -107,6 +107,7 @@ def run_question(documents, question, backend, store, turns, target, new_tokens,
            "new": m["prompt_tokens"] - (m.get("prompt_reused") or 0),
            "prefill_s": None if m.get("prefill_ms") is None else round(m["prefill_ms"] / 1000, 2),
            "budget": m["budget"]["prompt_budget"], "rate": m["budget"]["rate"],
+           "read_s": m["budget"].get("read_s"), "prefill_threads": m.get("prefill_threads"),
            "completion_tokens": m["completion_tokens"]}
     return row, answer
 

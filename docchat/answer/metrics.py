@@ -82,6 +82,8 @@ class AnswerMetrics:
     stopped: bool = False
     total_ms: float | None = None
     finish_reason: str | None = None  # the backend's: stop, length, cancelled, error
+    # {"threads": [prompt tokens, seconds]} of the prompt's reading (llama.cpp), else None
+    prefill_threads: dict | None = None
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict in the documented shape."""
@@ -128,4 +130,6 @@ def compute_metrics(
         stopped=bool(stopped or (stats is not None and stats.stopped)),
         total_ms=_r((last - started_at) * 1000.0) if last is not None else None,
         finish_reason=stats.finish_reason if stats else None,
+        prefill_threads={str(k): [int(n), round(t, 3)] for k, (n, t) in sorted(
+            (getattr(stats, "prefill_threads", None) or {}).items())} or None if stats else None,
     )

@@ -44,6 +44,11 @@ MIN_PROMPT_BUDGET = 512
 # plus FOLLOWUP_NEW_SHARE of a first question's budget (about a quarter of its first-token
 # time), never less than the history and question need plus FOLLOWUP_MIN_EVIDENCE tokens.
 FOLLOWUP_NEW_SHARE = 0.25
+# What the share is of: "tokens" (of the first question's budget) or "time" (of its reading
+# time: the tokens that take that share, read after the cached conversation, where each costs
+# more the longer the conversation: RateMeter.tokens_for; "tokens" for a backend without a
+# meter). bench/followup_share.py measures follow-up recall under each.
+FOLLOWUP_SHARE_OF = "tokens"
 FOLLOWUP_MIN_EVIDENCE = 64
 TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own count
 
@@ -135,11 +140,20 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
     if not conversation.turns:
         return _fitted(base, max(prompt, base.prompt_budget), max_new), None
     need = backend.count_prompt_tokens([Message("user", question)])
-    new = max(int(FOLLOWUP_NEW_SHARE * base.prompt_budget), need + FOLLOWUP_MIN_EVIDENCE)
+    new = max(_new_share(backend, base.prompt_budget, prior), need + FOLLOWUP_MIN_EVIDENCE)
     # Never so little that the packer compacts only because reading is slow now (a busy
     # machine): it compacts when the turns and question leave less than min_new_evidence.
     floor = prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK
     return _fitted(base, max(prompt, prior + new, floor), max_new), new
+
+
+def _new_share(backend, first_budget: int, start: int) -> int:
+    """A follow-up's new tokens: FOLLOWUP_NEW_SHARE of a first question's budget, in tokens
+    or (FOLLOWUP_SHARE_OF = "time") in reading time, read after ``start`` earlier tokens."""
+    meter = getattr(backend, "rate_meter", None)
+    if FOLLOWUP_SHARE_OF != "time" or meter is None or not getattr(meter, "span", None):
+        return int(FOLLOWUP_NEW_SHARE * first_budget)
+    return meter.tokens_for(FOLLOWUP_NEW_SHARE * meter.work(0, first_budget), start)
 
 
 def _cached(backend, messages: list[Message], prior: int, assume: int) -> int:

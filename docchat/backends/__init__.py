@@ -49,6 +49,9 @@ class GenerationStats:
     prompt_reused: int = 0  # prompt tokens taken from the KV cache
     prefill_ms: float | None = None  # time spent reading the prompt (None: not observed)
     prefill_started_at: float | None = None  # time.perf_counter() when prefill began
+    # {thread count: [prompt tokens, seconds]} of this read, where the backend chooses its
+    # threads batch by batch (llama.cpp): what a read slower than planned ran on.
+    prefill_threads: dict = field(default_factory=dict)
     # finish_reason "repetition": the stream looped from this character of its text on
     # (what comes before says it once; docchat.backends.repetition.cut_text keeps that).
     repetition_at: int | None = None

@@ -278,6 +278,8 @@ class LlamaCppBackend(StreamingBackend):
             llama.eval(batch)
             took = time.perf_counter() - step
             self.read_batches.append((threads, pos, len(batch), took))
+            done = stats.prefill_threads.setdefault(threads, [0, 0.0])
+            done[0], done[1] = done[0] + len(batch), done[1] + took
             pos += len(batch)
             # A fixed prefill_batch keeps its size; the chooser sizes the others.
             self.threads.record(threads, len(batch), took, full=len(batch) == n)

@@ -65,7 +65,9 @@ def test_answer_metrics_shape_and_decode_rate():
         "stopped",
         "total_ms",
         "finish_reason",
+        "prefill_threads",
     }
+    assert d["prefill_threads"] is None  # no thread counts reported
     assert (d["prompt_reused"], d["prefill_ms"], d["finish_reason"]) == (30, 80.0, "stop")
     assert set(d["model"]) == set(d["display"]) == SIDE_KEYS
     assert d["decode_tokens_per_s"] == pytest.approx(10.0)  # 4 tokens over 0.4 s after the first

@@ -144,3 +144,35 @@ def test_a_follow_up_on_a_busy_machine_still_appends():
     packed = pack_turn([doc], "And the other one?", backend, conv, max_new_tokens=256,
                        context_window=got.context_window, new_tokens=new, embedder=None)
     assert packed.turn.compacted == 0 and packed.turn.reread_tokens == 0
+
+
+def test_a_share_of_reading_time_gives_fewer_new_tokens_the_longer_the_conversation(
+        monkeypatch):
+    """FOLLOWUP_SHARE_OF = "time": the new turn may take the tokens that read in that share
+    of the first question's reading time, read after the whole cached conversation (dearer
+    per token the deeper); "tokens" gives the same count at any depth."""
+    from docchat.answer import qa
+
+    backend = Spanned(held=10 ** 6)
+    b = base(backend)
+    monkeypatch.setattr(qa, "FOLLOWUP_SHARE_OF", "time")
+    short, long_ = conversation(turns=1), conversation(turns=2)
+    new_short = turn_budget(backend, short, "And the other one?", 256, b)[1]
+    new_long = turn_budget(backend, long_, "And the other one?", 256, b)[1]
+    assert new_long < new_short < int(FOLLOWUP_NEW_SHARE * b.prompt_budget)
+    for conv, new in ((short, new_short), (long_, new_long)):
+        start = backend.count_prompt_tokens(conv.messages())
+        first_s = backend.meter.work(0, b.prompt_budget) / backend.meter.rate
+        took = backend.meter.work(start, start + new) / backend.meter.rate
+        assert abs(took - FOLLOWUP_NEW_SHARE * first_s) < 0.05
+    # never less than the question and a little evidence, however deep
+    need = backend.count_prompt_tokens([Message("user", "And the other one?")])
+    deep = turn_budget(backend, conversation(turns=8), "And the other one?", 256, b)[1]
+    assert deep == need + qa.FOLLOWUP_MIN_EVIDENCE
+    monkeypatch.setattr(qa, "FOLLOWUP_SHARE_OF", "tokens")
+    assert turn_budget(backend, long_, "And the other one?", 256, b)[1] == int(
+        FOLLOWUP_NEW_SHARE * b.prompt_budget)
+    # a backend without a meter's positions keeps the share in tokens
+    monkeypatch.setattr(qa, "FOLLOWUP_SHARE_OF", "time")
+    assert turn_budget(Meter(held=10 ** 6), long_, "And the other one?", 256, b)[1] == int(
+        FOLLOWUP_NEW_SHARE * b.prompt_budget)

@@ -192,6 +192,13 @@ def test_progress_rises_monotonically_to_the_total(backend):
     assert dones == sorted(dones) and all(e.total == total and e.known for e in events)
     assert events[-1].rate and events[-1].eta_s == 0
     assert request.stats.prefill_ms > 0 and request.stats.prefill_started_at is not None
+    # what the read ran on: every prompt token but the last (generate reads it), per count
+    threads = request.stats.prefill_threads
+    assert sum(n for n, _ in threads.values()) == total - 1
+    assert all(k >= 1 and t > 0 for k, (_, t) in threads.items())
+    from docchat.answer.metrics import compute_metrics
+    kept = compute_metrics(0.0, [], [], request.stats).to_dict()["prefill_threads"]
+    assert kept == {str(k): [n, round(t, 3)] for k, (n, t) in sorted(threads.items())}
 
 
 def test_cancel_during_prefill_stops_early_and_frees_the_queue(backend):
