@@ -58,8 +58,10 @@ class RateMeter:
     """
 
     def __init__(self, decay: float = 0.5, min_tokens: int = 16,
-                 span: float | None = None) -> None:
+                 span: float | None = None, questions: int | None = None) -> None:
         self.decay, self.min_tokens, self.span = decay, min_tokens, span
+        # questions' prompt reads measured (not probes or warm starts); None: not counted
+        self.questions = questions
         self._tokens = self._seconds = 0.0
         self._lock = threading.Lock()
 

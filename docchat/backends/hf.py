@@ -82,6 +82,7 @@ class HFBackend(StreamingBackend):
         import transformers
 
         super().__init__()
+        self.rate_meter.questions = 0  # counted: a first question plans with a margin (qa)
         self.path = path or DEFAULT_PATH
         if model is None or tokenizer is None:
             model, tokenizer = self._load(self.path, revision, device, dtype)
@@ -356,6 +357,7 @@ class HFBackend(StreamingBackend):
         seconds = time.perf_counter() - stats.prefill_started_at
         stats.prefill_ms = seconds * 1000
         self.rate_meter.add(len(ids) - stats.prompt_reused, seconds)
+        self.rate_meter.questions += 1
         self._progress(request, len(ids), len(ids), stats.prompt_reused, stats.prefill_started_at)
 
         processors, sample = self._processors(request), not greedy(request)

@@ -167,7 +167,7 @@ class LlamaCppBackend(StreamingBackend):
             llama = load_llama(model_path or bundled_model_path(), n_ctx, n_threads,
                                n_threads_batch)
         self.llama = llama
-        self.rate_meter = RateMeter(span=model_span(llama))
+        self.rate_meter = RateMeter(span=model_span(llama), questions=0)
         self.decode_threads = int(getattr(llama, "n_threads", 0) or 1)
         self.threads = ThreadChooser(prompt_thread_candidates(n_threads, n_threads_batch),
                                      BATCH_SECONDS, (MIN_BATCH, MAX_BATCH))
@@ -381,6 +381,7 @@ class LlamaCppBackend(StreamingBackend):
                     stats.prefill_ms = seconds * 1000
                     self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds,
                                         stats.prompt_reused)
+                    self.rate_meter.questions += 1
                     self._progress(request, len(tokens), len(tokens), stats.prompt_reused,
                                    stats.prefill_started_at)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):

@@ -391,3 +391,24 @@ def test_a_looping_answer_keeps_the_text_before_the_loop_and_says_it_was_cut(loo
     assert streamed.startswith(kept)  # what was shown, less any loop after it
     assert kept.count(loop.strip()) == 1  # the kept answer says it once
     assert kept.startswith(prose.strip()) and answer.text.endswith(NOTE[language])
+
+
+def test_a_first_question_plans_its_reading_with_a_margin_until_one_is_measured():
+    """A backend that counts its questions' reads (llama.cpp, transformers) has only the
+    idle probe to go by before the first: that one plans FIRST_READ_SHARE of the time left
+    (the page is drawn on the same cores meanwhile); once a question's read is measured, the
+    whole of it. Before any question, packing is reserved at PrepTime's prior."""
+    from docchat.answer import qa
+    from docchat.backends.base import RateMeter
+
+    backend = EchoBackend(context_window=8192)
+    backend.prefill_rate = lambda: 100.0
+    backend.rate_meter = RateMeter(questions=0)
+    first = qa.choose_budget(backend, 256, 10.0, reserve_s=qa.PrepTime().seconds)
+    assert first.read_s == round((10.0 - 0.5) * qa.FIRST_READ_SHARE, 1)
+    assert first.prompt_budget == int(100.0 * first.read_s)
+    backend.rate_meter.questions = 1
+    later = qa.choose_budget(backend, 256, 10.0, reserve_s=0.5)
+    assert later.read_s == 9.5 and later.prompt_budget == 950
+    backend.rate_meter = RateMeter()  # a backend that does not count: no margin
+    assert qa.choose_budget(backend, 256, 10.0).read_s == 10.0

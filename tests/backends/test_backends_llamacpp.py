@@ -184,7 +184,9 @@ def test_progress_rises_monotonically_to_the_total(backend):
     backend.llama.reset()
     events = []
     request = ask(long_question(), max_new_tokens=2, on_progress=events.append)
+    questions = backend.rate_meter.questions
     list(backend.stream(request))
+    assert backend.rate_meter.questions == questions + 1  # a question's read, measured
     total = request.stats.prompt_tokens
     assert len(events) >= total // 64  # one report per batch of 64
     assert events[0].done == events[0].reused == 0 and events[-1].done == total
