@@ -70,6 +70,11 @@ class RateMeter:
             return
         self.add_work(self.work(start, start + tokens), seconds)
 
+    def question_read(self) -> None:
+        """A question's prompt read was measured (counted where questions are counted)."""
+        if self.questions is not None:
+            self.questions += 1
+
     def add_work(self, work: float, seconds: float) -> None:
         """A sample already counted at the start-of-prompt rate (RateMeter.work)."""
         if work < self.min_tokens or seconds <= 0:

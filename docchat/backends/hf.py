@@ -357,7 +357,7 @@ class HFBackend(StreamingBackend):
         seconds = time.perf_counter() - stats.prefill_started_at
         stats.prefill_ms = seconds * 1000
         self.rate_meter.add(len(ids) - stats.prompt_reused, seconds)
-        self.rate_meter.questions += 1
+        self.rate_meter.question_read()
         self._progress(request, len(ids), len(ids), stats.prompt_reused, stats.prefill_started_at)
 
         processors, sample = self._processors(request), not greedy(request)

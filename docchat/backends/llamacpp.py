@@ -381,7 +381,7 @@ class LlamaCppBackend(StreamingBackend):
                     stats.prefill_ms = seconds * 1000
                     self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds,
                                         stats.prompt_reused)
-                    self.rate_meter.questions += 1
+                    self.rate_meter.question_read()
                     self._progress(request, len(tokens), len(tokens), stats.prompt_reused,
                                    stats.prefill_started_at)
                 if llama_cpp.llama_vocab_is_eog(vocab, token):
