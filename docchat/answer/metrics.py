@@ -130,6 +130,11 @@ def compute_metrics(
         stopped=bool(stopped or (stats is not None and stats.stopped)),
         total_ms=_r((last - started_at) * 1000.0) if last is not None else None,
         finish_reason=stats.finish_reason if stats else None,
-        prefill_threads={str(k): [int(n), round(t, 3)] for k, (n, t) in sorted(
-            (getattr(stats, "prefill_threads", None) or {}).items())} or None if stats else None,
+        prefill_threads=_threads(stats),
     )
+
+
+def _threads(stats: GenerationStats | None) -> dict | None:
+    """The read's {"threads": [prompt tokens, seconds]}, None where none were reported."""
+    read = getattr(stats, "prefill_threads", None) or {}
+    return {str(k): [int(n), round(t, 3)] for k, (n, t) in sorted(read.items())} or None

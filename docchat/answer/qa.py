@@ -54,8 +54,9 @@ TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own co
 # The first question a backend reads has only the load-time probe and the warm start to go
 # by, both read with nothing else going on; in the app the page is drawn while the question
 # is read (its rerun, the evidence, the waiting box), on the same two cores. Measured
-# (bench/README.md, Responsiveness): the first question's read took 1.00x its plan through
-# the chat page's code and 1.23x in chromium, so it plans for this share of the time left
+# 2026-12-02 on a 2-core Intel Xeon (bench/responsiveness.py and bench/browser.py --doc,
+# debian-policy.pdf): the first question's read took 1.00x its plan through the chat page's
+# code and 1.23x in chromium, so it plans for this share of the time left
 # (later questions go by the rate measured on the questions read before them).
 FIRST_READ_SHARE = 0.9
 

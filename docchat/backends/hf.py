@@ -13,7 +13,13 @@ import time
 from typing import Iterator
 
 from docchat.backends import GenerationRequest, Message, greedy, plain_prompt
-from docchat.backends.base import BATCH_SECONDS, MIN_BATCH, StreamingBackend, common_prefix
+from docchat.backends.base import (
+    BATCH_SECONDS,
+    MIN_BATCH,
+    RateMeter,
+    StreamingBackend,
+    common_prefix,
+)
 from docchat.errors import BackendError, BackendUnavailable
 
 DEFAULT_PATH = "THUDM/chatglm3-6b-32k"
@@ -82,7 +88,7 @@ class HFBackend(StreamingBackend):
         import transformers
 
         super().__init__()
-        self.rate_meter.questions = 0  # counted: a first question plans with a margin (qa)
+        self.rate_meter = RateMeter(questions=0)  # counted: a first question plans a margin (qa)
         self.path = path or DEFAULT_PATH
         if model is None or tokenizer is None:
             model, tokenizer = self._load(self.path, revision, device, dtype)

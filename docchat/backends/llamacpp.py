@@ -278,8 +278,6 @@ class LlamaCppBackend(StreamingBackend):
             llama.eval(batch)
             took = time.perf_counter() - step
             self.read_batches.append((threads, pos, len(batch), took))
-            done = stats.prefill_threads.setdefault(threads, [0, 0.0])
-            done[0], done[1] = done[0] + len(batch), done[1] + took
             pos += len(batch)
             # A fixed prefill_batch keeps its size; the chooser sizes the others.
             self.threads.record(threads, len(batch), took, full=len(batch) == n)
@@ -287,6 +285,9 @@ class LlamaCppBackend(StreamingBackend):
                 self.threads.sizes.pop(threads, None)
             self._progress(request, pos, total, reused, started)
         self.batch_tokens = self.threads.size(self.threads.best() or 0, default)
+        for threads, _, n, took in self.read_batches:  # what this read ran on
+            done = stats.prefill_threads.setdefault(threads, [0, 0.0])
+            done[0], done[1] = done[0] + n, done[1] + took
         return pos
 
     def _set_prompt_threads(self, n: int) -> int:
