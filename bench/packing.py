@@ -625,14 +625,21 @@ def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
     files = dict.fromkeys(paths[(it.set, k)] for it in items for k in it.docs)
     for path in sorted(files, key=lambda p: len(lib.get(p).pages)):  # the small ones first
         doc = lib.get(path)
-        if not emb.reads(doc) or not doc.sections:
+        # What embeddings.warm() computes after an upload: the model's vectors where it
+        # reads the document, and its companion's (the multilingual model: every kind for a
+        # Chinese document under MiniLM, the windows of an English one).
+        jobs = embeddings.companion_jobs(doc, emb) if hasattr(embeddings, "companion_jobs") \
+            else ([(emb, kinds)] if emb.reads(doc) else [])
+        if not jobs or not doc.sections:
             continue
         rec = {"pages": len(doc.pages), "window_count": len(emb.units(doc, "windows"))}
-        for kind in kinds:
-            stored = emb.ready(doc, lib.store, kind)
-            t = time.perf_counter()
-            emb.vectors(doc, lib.store, kind=kind)
-            rec[kind] = 0.0 if stored else round(time.perf_counter() - t, 1)
+        for model, model_kinds in jobs:
+            extra = "" if model is emb else f" ({model.model.name})"
+            for kind in model_kinds:
+                stored = model.ready(doc, lib.store, kind)
+                t = time.perf_counter()
+                model.vectors(doc, lib.store, kind=kind)
+                rec[kind + extra] = 0.0 if stored else round(time.perf_counter() - t, 1)
         out[path.name] = rec
     return out
 
@@ -801,7 +808,7 @@ def table(s: dict) -> str:
                      f"{big['first_pack_ms_fresh_embedder']} ms")
     lines.append(f"Documents loaded in {s['document_load_s']} s (ingested now: {s['ingest_s']} s).")
     for name, v in s.get("vectors", {}).items():
-        spent = {k: v[k] for k in ("sections", "windows", "parts") if k in v}
+        spent = {k: t for k, t in v.items() if k.split(" ")[0] in ("sections", "windows", "parts")}
         per_page = sum(spent.values()) / max(v["pages"], 1)
         lines.append(f"Vectors of {name} ({v['pages']} pages, {v['window_count']} windows), s "
                      f"(0: stored): " + ", ".join(f"{k} {t}" for k, t in spent.items())
