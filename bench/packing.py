@@ -481,6 +481,12 @@ def parse_args() -> argparse.Namespace:
                          "into the cache's store, print them and stop")
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of a blind set: totals only)")
+    ap.add_argument("--kinds", default="",
+                    help="only the questions of these kinds (comma-separated; default all)")
+    ap.add_argument("--pooled", nargs="+", metavar="RECORD",
+                    help="print the recall per kind over all sets of these --json records "
+                         "(one: its methods; two: docchat before -> after, with the best "
+                         "baseline of the first) as a Markdown table, and stop")
     return ap.parse_args()
 
 
@@ -673,8 +679,67 @@ def summarize(res: Results, items: list[Item], sets: list[str], methods: list[st
     return summary
 
 
+def pooled(record: dict) -> dict:
+    """{method: {budget: {kind: [found, asked]}}} over every set of a --json record
+    ("all" too): its per-set recall times each set's questions of the kind."""
+    out: dict = {}
+    for st in record["sets"].values():
+        for m, by_budget in st["recall"].items():
+            for b, row in by_budget.items():
+                cell = out.setdefault(m, {}).setdefault(b, {})
+                for k, n in st["by_kind"].items():
+                    got = round(row[k] * n)
+                    for key in (k, "all"):
+                        c = cell.setdefault(key, [0, 0])
+                        c[0] += got
+                        c[1] += n
+    return out
+
+
+def pooled_table(records: list[dict]) -> str:
+    """Markdown: recall per kind over all sets of one record (every method), or of two
+    (docchat before -> after, and the first record's best baseline at each budget)."""
+    first = pooled(records[0])
+    kinds = [k for k in [*KINDS, "all"]
+             if any(k in row for by_b in first.values() for row in by_b.values())]
+    budgets = sorted({b for by_b in first.values() for b in by_b}, key=int)
+    label = {b: f"{int(b) // 1000}k" for b in budgets}
+    n = {k: next(row[k][1] for by_b in first.values() for row in by_b.values() if k in row)
+         for k in kinds}
+    head = "| method | budget | " + " | ".join(f"{k} ({n[k]})" for k in kinds) + " |"
+    lines = [head, "|---|---:|" + "---:|" * len(kinds)]
+
+    def r(c) -> str:
+        return f"{c[0] / c[1]:.2f}" if c and c[1] else "-"
+
+    if len(records) == 1:
+        for m, by_b in first.items():
+            for b in budgets:
+                lines.append(f"| {m} | {label[b]} | "
+                             + " | ".join(r(by_b[b].get(k)) for k in kinds) + " |")
+        return "\n".join(lines)
+    after = pooled(records[1])["docchat"]
+    for b in budgets:
+        cells = []
+        for k in kinds:
+            x, y = first["docchat"][b].get(k), after[b].get(k)
+            cells.append(r(x) if r(x) == r(y) else f"{r(x)} → **{r(y)}**")
+        lines.append(f"| docchat | {label[b]} | " + " | ".join(cells) + " |")
+    base = [m for m in BASELINES if m in first]
+    for b in budgets:
+        best = [max((first[m][b][k][0] / first[m][b][k][1] for m in base
+                     if k in first[m][b]), default=0.0) for k in kinds]
+        lines.append(f"| best baseline ({'/'.join(base)}) | {label[b]} | "
+                     + " | ".join(f"{v:.2f}" for v in best) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     args = parse_args()
+    if args.pooled:
+        print(pooled_table([json.loads(Path(f).read_text(encoding="utf-8"))
+                            for f in args.pooled[:2]]))
+        return
     from docchat.context import embeddings
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -688,6 +753,8 @@ def main() -> None:
     lib = Library(cache)
     need_eval = EvalDir(args.eval_dir)
     items, paths = load_sets(args, sets, need_eval)
+    if args.kinds:
+        items = [it for it in items if it.kind in args.kinds.split(",")]
     vectors = prepare_vectors(items, paths, lib) if "docchat" in methods else {}
     if args.only_vectors:
         print(json.dumps({"vectors": vectors, "load_average": round(os.getloadavg()[0], 1),

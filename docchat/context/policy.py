@@ -33,6 +33,11 @@ class PackingPolicy:
     # five tuning sets' 55 outline questions at 1k / 2k: 0.2 19 / 38, 0.35 29 / 40, 0.5
     # 32 / 42 (4k and 8k alike, 43 and 49); their 263 other questions did not move.
     structure_focus_share: float = 0.5
+    # ... in which, after the sub-outlines of the STRUCTURE_PARTS best parts, up to this
+    # many further parts (best first) whose whole sub-outlines fit what is left: a large
+    # budget shows more candidates for the part asked about instead of leaving its share
+    # unused (see bench/README.md, "More parts for structure questions").
+    structure_more_parts: int = 5
 
     # --- sharing the budget between documents --------------------------------------------
     # Half the budget is split evenly between documents, half by their relevance (three best
