@@ -719,6 +719,7 @@ def pooled_table(records: list[dict]) -> str:
                              + " | ".join(r(by_b[b].get(k)) for k in kinds) + " |")
         return "\n".join(lines)
     after = pooled(records[1])["docchat"]
+    budgets = [b for b in budgets if b in after]
     for b in budgets:
         cells = []
         for k in kinds:
@@ -726,7 +727,7 @@ def pooled_table(records: list[dict]) -> str:
             cells.append(r(x) if r(x) == r(y) else f"{r(x)} → **{r(y)}**")
         lines.append(f"| docchat | {label[b]} | " + " | ".join(cells) + " |")
     base = [m for m in BASELINES if m in first]
-    for b in budgets:
+    for b in budgets if base else ():
         best = [max((first[m][b][k][0] / first[m][b][k][1] for m in base
                      if k in first[m][b]), default=0.0) for k in kinds]
         lines.append(f"| best baseline ({'/'.join(base)}) | {label[b]} | "

@@ -73,6 +73,11 @@ class PackingPolicy:
     breadth_top: int = 6
     breadth_share: float = 0.5
     window_floor: float = 0.5
+    # From meant_from tokens of evidence budget up, up to meant_top more windows follow:
+    # the best by meaning alone (cosine) not in yet, in what is left of breadth_share
+    # (see bench/README.md, "Windows by meaning at large budgets").
+    meant_top: int = 2
+    meant_from: int = 5000
     # The windows are taken in the order that covers the question's words
     # (selection.covering): of the cover_pool best, those at least cover_floor of the best
     # one's score, each valued at its score times (cover_base + the share of the words'

@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 # windows, min-max scaled from 0 to PASSAGE_WEIGHT (as add_dense does for sections).
 PASSAGE_WEIGHT = 1.0
 PASSAGE_TOP = 10
+# The best windows by meaning alone kept for select()'s large budgets (policy.meant_*).
+MEANT_TOP = 20
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class Relevance:
     whole: bool = False  # the question asks about a part as a whole (retrieval.asks_whole)
     # A question that asks several things (retrieval.aspects): each part's window scores.
     aspects: list = field(default_factory=list)
+    # The question's best windows by meaning alone (cosine; MEANT_TOP of them per model):
+    # where the budget has room, they go in after the best fused windows (select(meant=)).
+    meant: dict = field(default_factory=dict)
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -65,6 +70,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     windows = window_scores(by_window, queries, hits)
     own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
     parts: dict = {}
+    meant: dict = {}
     keys = [doc_key(d, i) for i, d in enumerate(documents)]
     opts = {"store": store, "queries": queries}
     if embedder is not None and embedder.enabled:
@@ -89,6 +95,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
                                     **opts)
             windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
             own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
+            meant.update(sorted(passages.items(), key=lambda kv: -kv[1])[:MEANT_TOP])
         if with_parts:
             parts.update(model.scores(topic, docs, dkeys, kind="parts", only_ready=True,
                                       **opts))
@@ -96,7 +103,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question),
-                     _aspects(documents, question, history, by_window, expand, embedder, store))
+                     _aspects(documents, question, history, by_window, expand, embedder, store),
+                     meant)
 
 
 def _passage_models(documents: Sequence[Document], keys: Sequence[object],
