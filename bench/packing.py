@@ -481,6 +481,12 @@ def parse_args() -> argparse.Namespace:
                          "into the cache's store, print them and stop")
     ap.add_argument("--verbose", action="store_true",
                     help="list docchat's misses (never those of a blind set: totals only)")
+    ap.add_argument("--kinds", default="",
+                    help="only the questions of these kinds (comma-separated; default all)")
+    ap.add_argument("--pooled", nargs="+", metavar="RECORD",
+                    help="print the recall per kind over all sets of these --json records "
+                         "(one: its methods; two: docchat before -> after, with the best "
+                         "baseline of the first) as a Markdown table, and stop")
     return ap.parse_args()
 
 
@@ -625,14 +631,21 @@ def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
     files = dict.fromkeys(paths[(it.set, k)] for it in items for k in it.docs)
     for path in sorted(files, key=lambda p: len(lib.get(p).pages)):  # the small ones first
         doc = lib.get(path)
-        if not emb.reads(doc) or not doc.sections:
+        # What embeddings.warm() computes after an upload: the model's vectors where it
+        # reads the document, and its companion's (the multilingual model: every kind for a
+        # Chinese document under MiniLM, the windows of an English one).
+        jobs = embeddings.companion_jobs(doc, emb) if hasattr(embeddings, "companion_jobs") \
+            else ([(emb, kinds)] if emb.reads(doc) else [])
+        if not jobs or not doc.sections:
             continue
         rec = {"pages": len(doc.pages), "window_count": len(emb.units(doc, "windows"))}
-        for kind in kinds:
-            stored = emb.ready(doc, lib.store, kind)
-            t = time.perf_counter()
-            emb.vectors(doc, lib.store, kind=kind)
-            rec[kind] = 0.0 if stored else round(time.perf_counter() - t, 1)
+        for model, model_kinds in jobs:
+            extra = "" if model is emb else f" ({model.model.name})"
+            for kind in model_kinds:
+                stored = model.ready(doc, lib.store, kind)
+                t = time.perf_counter()
+                model.vectors(doc, lib.store, kind=kind)
+                rec[kind + extra] = 0.0 if stored else round(time.perf_counter() - t, 1)
         out[path.name] = rec
     return out
 
@@ -666,8 +679,68 @@ def summarize(res: Results, items: list[Item], sets: list[str], methods: list[st
     return summary
 
 
+def pooled(record: dict) -> dict:
+    """{method: {budget: {kind: [found, asked]}}} over every set of a --json record
+    ("all" too): its per-set recall times each set's questions of the kind."""
+    out: dict = {}
+    for st in record["sets"].values():
+        for m, by_budget in st["recall"].items():
+            for b, row in by_budget.items():
+                cell = out.setdefault(m, {}).setdefault(b, {})
+                for k, n in st["by_kind"].items():
+                    got = round(row[k] * n)
+                    for key in (k, "all"):
+                        c = cell.setdefault(key, [0, 0])
+                        c[0] += got
+                        c[1] += n
+    return out
+
+
+def pooled_table(records: list[dict]) -> str:
+    """Markdown: recall per kind over all sets of one record (every method), or of two
+    (docchat before -> after, and the first record's best baseline at each budget)."""
+    first = pooled(records[0])
+    kinds = [k for k in [*KINDS, "all"]
+             if any(k in row for by_b in first.values() for row in by_b.values())]
+    budgets = sorted({b for by_b in first.values() for b in by_b}, key=int)
+    label = {b: f"{int(b) // 1000}k" for b in budgets}
+    n = {k: next(row[k][1] for by_b in first.values() for row in by_b.values() if k in row)
+         for k in kinds}
+    head = "| method | budget | " + " | ".join(f"{k} ({n[k]})" for k in kinds) + " |"
+    lines = [head, "|---|---:|" + "---:|" * len(kinds)]
+
+    def r(c) -> str:
+        return f"{c[0] / c[1]:.2f}" if c and c[1] else "-"
+
+    if len(records) == 1:
+        for m, by_b in first.items():
+            for b in budgets:
+                lines.append(f"| {m} | {label[b]} | "
+                             + " | ".join(r(by_b[b].get(k)) for k in kinds) + " |")
+        return "\n".join(lines)
+    after = pooled(records[1])["docchat"]
+    budgets = [b for b in budgets if b in after]
+    for b in budgets:
+        cells = []
+        for k in kinds:
+            x, y = first["docchat"][b].get(k), after[b].get(k)
+            cells.append(r(x) if r(x) == r(y) else f"{r(x)} → **{r(y)}**")
+        lines.append(f"| docchat | {label[b]} | " + " | ".join(cells) + " |")
+    base = [m for m in BASELINES if m in first]
+    for b in budgets if base else ():
+        best = [max((first[m][b][k][0] / first[m][b][k][1] for m in base
+                     if k in first[m][b]), default=0.0) for k in kinds]
+        lines.append(f"| best baseline ({'/'.join(base)}) | {label[b]} | "
+                     + " | ".join(f"{v:.2f}" for v in best) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     args = parse_args()
+    if args.pooled:
+        print(pooled_table([json.loads(Path(f).read_text(encoding="utf-8"))
+                            for f in args.pooled[:2]]))
+        return
     from docchat.context import embeddings
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -681,6 +754,8 @@ def main() -> None:
     lib = Library(cache)
     need_eval = EvalDir(args.eval_dir)
     items, paths = load_sets(args, sets, need_eval)
+    if args.kinds:
+        items = [it for it in items if it.kind in args.kinds.split(",")]
     vectors = prepare_vectors(items, paths, lib) if "docchat" in methods else {}
     if args.only_vectors:
         print(json.dumps({"vectors": vectors, "load_average": round(os.getloadavg()[0], 1),
@@ -801,7 +876,7 @@ def table(s: dict) -> str:
                      f"{big['first_pack_ms_fresh_embedder']} ms")
     lines.append(f"Documents loaded in {s['document_load_s']} s (ingested now: {s['ingest_s']} s).")
     for name, v in s.get("vectors", {}).items():
-        spent = {k: v[k] for k in ("sections", "windows", "parts") if k in v}
+        spent = {k: t for k, t in v.items() if k.split(" ")[0] in ("sections", "windows", "parts")}
         per_page = sum(spent.values()) / max(v["pages"], 1)
         lines.append(f"Vectors of {name} ({v['pages']} pages, {v['window_count']} windows), s "
                      f"(0: stored): " + ", ".join(f"{k} {t}" for k, t in spent.items())

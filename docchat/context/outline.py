@@ -278,7 +278,7 @@ def _overlap(a: Entry, b: Entry) -> bool:
 def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
                   named: set[str] | None = None, parts: int = 1,
-                  dense: Sequence[dict[int, float]] | None = None) -> str:
+                  dense: Sequence[dict[int, float]] | None = None, more: int = 0) -> str:
     """The whole sub-outline, with pages, of the part the question is about (see
     part_asked_about: a chapter, or a section with subsections), its deepest levels left
     out first when it does not fit budget tokens; empty when there is no such part or the
@@ -286,7 +286,9 @@ def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: 
     structure: "which chapter ..., and what are its sections?"): the whole outline where
     it fits budget (and the outline shown is not whole), else the next best parts follow
     (other_parts), each within what the budget has left; a question asked by content often
-    scores the right chapter second or third."""
+    scores the right chapter second or third. more: up to this many further parts after
+    those, best first, each only where its whole sub-outline fits what is left (a larger
+    budget shows more candidate parts instead of leaving its share unused)."""
     if budget <= 0:
         return ""
     if parts > 1 and shown is not None and shown.dropped:
@@ -297,11 +299,13 @@ def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: 
                              dense=dense)
     if found is None:
         return ""
-    chosen = other_parts(documents, relevance, found, parts, dense) if parts > 1 else [found]
+    chosen = (other_parts(documents, relevance, found, parts + more, dense)
+              if parts + more > 1 else [found])
     texts: list[str] = []
     left = budget
-    for di, ei in chosen:
-        text = _sub_outline(documents[di], ei, counter, left, shown.chosen[di] if shown else None)
+    for k, (di, ei) in enumerate(chosen):
+        text = _sub_outline(documents[di], ei, counter, left, shown.chosen[di] if shown else None,
+                            whole=k >= parts)
         if text:
             texts.append(text)
             left -= counter.text(text) + 1
@@ -309,7 +313,9 @@ def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: 
 
 
 def _sub_outline(doc: Document, ei: int, counter: TokenCounter, budget: int,
-                 shown: Sequence[int] | None) -> str:
+                 shown: Sequence[int] | None, whole: bool = False) -> str:
+    """The part's sub-outline within budget, its deepest levels left out first (whole: all
+    of its levels or nothing)."""
     es = entries_of(doc)
     top = es[ei]
     sub = subtree(doc, ei)
@@ -319,8 +325,9 @@ def _sub_outline(doc: Document, ei: int, counter: TokenCounter, budget: int,
     marker = page_marker(doc, doc.sections[top.start].page_start)
     head = f"- {doc.name}: {' > '.join(path)} {marker}"
     cut = "  " * (top.depth - 1)
-    for deepest in range(max(es[j].depth for j in sub), top.depth - 1, -1):
-        lines = [head] + [es[j].line[len(cut):] for j in sub[1:] if es[j].depth <= deepest]
+    deepest = max(es[j].depth for j in sub)
+    for depth in range(deepest, deepest - 1 if whole else top.depth - 1, -1):
+        lines = [head] + [es[j].line[len(cut):] for j in sub[1:] if es[j].depth <= depth]
         text = "\n".join(lines)
         if counter.text(text) <= budget:
             return text

@@ -325,7 +325,8 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
         choice.focus = focus_outline(docs, counter, room.share(share), positions,
                                      shown=choice.outline, named=rel.named,
                                      parts=STRUCTURE_PARTS if rel.structure else 1,
-                                     dense=asked["parts"])
+                                     dense=asked["parts"],
+                                     more=policy.structure_more_parts if rel.structure else 0)
         if choice.focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang,
                                                                   choice.focus))

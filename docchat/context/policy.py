@@ -33,6 +33,11 @@ class PackingPolicy:
     # five tuning sets' 55 outline questions at 1k / 2k: 0.2 19 / 38, 0.35 29 / 40, 0.5
     # 32 / 42 (4k and 8k alike, 43 and 49); their 263 other questions did not move.
     structure_focus_share: float = 0.5
+    # ... in which, after the sub-outlines of the STRUCTURE_PARTS best parts, up to this
+    # many further parts (best first) whose whole sub-outlines fit what is left: a large
+    # budget shows more candidates for the part asked about instead of leaving its share
+    # unused (see bench/README.md, "More parts for structure questions").
+    structure_more_parts: int = 5
 
     # --- sharing the budget between documents --------------------------------------------
     # Half the budget is split evenly between documents, half by their relevance (three best
@@ -68,6 +73,13 @@ class PackingPolicy:
     breadth_top: int = 6
     breadth_share: float = 0.5
     window_floor: float = 0.5
+    # From meant_from tokens of evidence budget up, up to meant_top more windows follow:
+    # the best by meaning alone (cosine) not in yet, in what is left of breadth_share
+    # (see bench/README.md, "... windows by meaning at large budgets"). Tuning sets' 866
+    # questions: from 5000 (8k) 766 -> 770 at 8k; from 2500 (4k too) 691 -> 697 at 4k, 2k
+    # unchanged (its evidence budget is below it).
+    meant_top: int = 2
+    meant_from: int = 2500
     # The windows are taken in the order that covers the question's words
     # (selection.covering): of the cover_pool best, those at least cover_floor of the best
     # one's score, each valued at its score times (cover_base + the share of the words'

@@ -6,7 +6,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from docchat.context.embeddings import Embedder, EmbeddingStore
+from docchat.context import embeddings
+from docchat.context.embeddings import Embedder, EmbeddingStore, partner
 from docchat.context.retrieval import (
     SearchFn,
     SectionIndex,
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 # windows, min-max scaled from 0 to PASSAGE_WEIGHT (as add_dense does for sections).
 PASSAGE_WEIGHT = 1.0
 PASSAGE_TOP = 10
+# The best windows by meaning alone kept for select()'s large budgets (policy.meant_*).
+MEANT_TOP = 20
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class Relevance:
     whole: bool = False  # the question asks about a part as a whole (retrieval.asks_whole)
     # A question that asks several things (retrieval.aspects): each part's window scores.
     aspects: list = field(default_factory=list)
+    # The question's best windows by meaning alone (cosine; MEANT_TOP of them per model):
+    # where the budget has room, they go in after the best fused windows (select(meant=)).
+    meant: dict = field(default_factory=dict)
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -64,34 +70,67 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     windows = window_scores(by_window, queries, hits)
     own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
     parts: dict = {}
+    meant: dict = {}
+    keys = [doc_key(d, i) for i, d in enumerate(documents)]
+    opts = {"store": store, "queries": queries}
     if embedder is not None and embedder.enabled:
-        keys = [doc_key(d, i) for i, d in enumerate(documents)]
-        opts = {"store": store, "queries": queries}
         fused = add_dense(fused, embedder.scores(question, documents, keys, **opts))
-        # Passages and parts by meaning, where their vectors are at hand (warm() computes
-        # them in the background after the sections'; until then BM25 alone finds them).
-        # Not for a follow-up: an elliptical question ("And the lowercase one?") means
-        # little alone, and with the previous turn it finds the previous topic again (on
-        # the test and fresh sets' 21 follow-ups at 8k: 18 found without, 16 with; the
-        # previous turn as context (Embedder.scores(context=)) 17). Nor for a question the
-        # model reads only as its dictionary translation (a Chinese question, MiniLM): a bag
-        # of translated words is no sentence, and its passages crowded out BM25's.
-        if embedder.reads_question(question) and not any(
-                getattr(m, "role", "") == "user" for m in history):
-            passages = embedder.scores(question, documents, keys, kind="windows",
-                                       only_ready=True, **opts)
+    # Passages and parts by meaning, where their vectors are at hand (warm() computes them
+    # in the background after the sections'; until then BM25 alone finds them). Not for a
+    # follow-up: an elliptical question ("And the lowercase one?") means little alone, and
+    # with the previous turn it finds the previous topic again (on the test and fresh sets'
+    # 21 follow-ups at 8k: 18 found without, 16 with; the previous turn as context
+    # (Embedder.scores(context=)) 17). Nor by a model that reads the question only as its
+    # dictionary translation (a Chinese question, MiniLM): a bag of translated words is no
+    # sentence, and its passages crowded out BM25's; the multilingual companion reads such
+    # a question itself (_passage_models).
+    followup = any(getattr(m, "role", "") == "user" for m in history)
+    # A part is scored by the question's topic: the words asking for structure ("which
+    # chapter ..., and what are its sections?") mean every part alike.
+    topic = without_structure_words(question).strip() or question
+    for model, docs, dkeys, with_parts in _passage_models(documents, keys, embedder,
+                                                          question):
+        if model.reads_question(question) and not followup:
+            passages = model.scores(question, docs, dkeys, kind="windows", only_ready=True,
+                                    **opts)
             windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
             own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
-        # A part is scored by the question's topic: the words asking for structure ("which
-        # chapter ..., and what are its sections?") mean every part alike.
-        topic = without_structure_words(question).strip() or question
-        parts = embedder.scores(topic, documents, keys, kind="parts", only_ready=True,
-                                **opts)
+            meant.update(sorted(passages.items(), key=lambda kv: -kv[1])[:MEANT_TOP])
+        if with_parts:
+            parts.update(model.scores(topic, docs, dkeys, kind="parts", only_ready=True,
+                                      **opts))
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question),
-                     _aspects(documents, question, history, by_window, expand, embedder, store))
+                     _aspects(documents, question, history, by_window, expand, embedder, store),
+                     meant)
+
+
+def _passage_models(documents: Sequence[Document], keys: Sequence[object],
+                    embedder: Embedder | None, question: str
+                    ) -> list[tuple[Embedder, list[Document], list[object], bool]]:
+    """(model, documents, their keys, whether it scores their parts) for the passage and
+    part scores by meaning: the embedder for the documents its model reads; its companion
+    (embeddings.partner, the multilingual model) for the others (MiniLM: the Chinese
+    documents, which had no scores by meaning at all), and, where the embedder's model
+    does not read the question, for its documents' passages too. Only stored vectors are
+    used. The companion's section scores are left out: on the tuning sets they cost 2k and
+    4k recall (the passages alone: 487 / 620 / 685 of 792 at 2k / 4k / 8k; with its
+    section scores 479 / 614 / 685)."""
+    if embedder is None or not embedder.enabled:
+        return []
+    out = [(embedder, list(documents), list(keys), True)]
+    other = partner(embedder)
+    if other is None:
+        return out
+    unread = [k for k, d in enumerate(documents) if not embedder.reads(d)]
+    if unread:
+        out.append((other, [documents[k] for k in unread], [keys[k] for k in unread], True))
+    read = [k for k, d in enumerate(documents) if embedder.reads(d)]
+    if embeddings.CROSS_PASSAGES and read and question and not embedder.reads_question(question):
+        out.append((other, [documents[k] for k in read], [keys[k] for k in read], False))
+    return out
 
 
 def _aspects(documents: Sequence[Document], question: str, history: Sequence, by_window,
@@ -103,16 +142,17 @@ def _aspects(documents: Sequence[Document], question: str, history: Sequence, by
     if any(getattr(m, "role", "") == "user" for m in history):
         return []
     out = []
-    keys = [doc_key(d, i) for i, d in enumerate(documents)]
+    all_keys = [doc_key(d, i) for i, d in enumerate(documents)]
     for part in aspects(question):
         queries = build_queries(part, (), documents, expand=expand)[:1]
         if not queries:
             continue
         scores = window_scores(by_window, queries)
-        if embedder is not None and embedder.enabled and embedder.reads_question(part):
-            dense = embedder.scores(part, documents, keys, kind="windows", only_ready=True,
-                                    store=store, queries=queries)
-            scores = add_dense(scores, dense, PASSAGE_WEIGHT, PASSAGE_TOP)
+        for model, docs, keys, _ in _passage_models(documents, all_keys, embedder, part):
+            if model.reads_question(part):
+                dense = model.scores(part, docs, keys, kind="windows", only_ready=True,
+                                     store=store, queries=queries)
+                scores = add_dense(scores, dense, PASSAGE_WEIGHT, PASSAGE_TOP)
         if scores:
             out.append(scores)
     return out

@@ -32,7 +32,8 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
            present: dict[tuple[int, int], set[int] | None] | None = None,
            whole: bool = False, named: set[str] | None = None,
            parts: Sequence[dict[int, float]] | None = None,
-           aspects: Sequence[Sequence[Window]] = ()) -> list[list[Passage]]:
+           aspects: Sequence[Sequence[Window]] = (),
+           meant: Sequence[Window] = ()) -> list[list[Passage]]:
     """Choose passages per document, in this order (see Selection): the carried ones, the
     part asked about whole (or, when the question asks about a part as a whole and it does
     not fit, a spread of it), the best windows (passage hits, in the order that covers the
@@ -44,11 +45,15 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     a window outside the blocks shown of a partial one adds those blocks alone. whole: the
     question asks about a part as a whole; named, parts: the question's title words and the
     dense part scores (part_positions), by which such a question finds its part. aspects:
-    the windows (best first) of each part of a question that asks several things."""
+    the windows (best first) of each part of a question that asks several things. meant:
+    the best windows by meaning alone (best first), after the best windows from
+    policy.meant_from tokens up."""
     sel = Selection(documents, positions, qterms, counter, avail, policy, present)
     sel.carry(carry)
     sel.take_part(whole, named, parts)
     sel.take_windows(windows, aspects)
+    if avail >= policy.meant_from and not whole:  # a part as a whole: its spread instead
+        sel.take_meant(meant)
     for i in range(len(documents)):
         sel.fill(i, sel.shares[i] - sel.breadth[i])
     for i in sorted(range(len(documents)), key=lambda k: -sel.relevance[k]):
@@ -166,15 +171,30 @@ class Selection:
         document's share; a window too long for what is left keeps its best blocks. (Each
         section's best window before a second one of any was tried for two-section
         questions: it cost three of the test and fresh sets' 21 follow-ups at 4k.)"""
-        taken, top, share = 0, self.policy.breadth_top, self.policy.breadth_share
-        for di, p, first, last, _ in covering(self.documents, windows, self.qterms,
-                                              self.policy, aspects):
+        self._take(covering(self.documents, windows, self.qterms, self.policy, aspects),
+                   self.policy.breadth_top)
+
+    def take_meant(self, windows: Sequence[Window]) -> None:
+        """Then, where the budget has room (policy.meant_from), up to policy.meant_top of the
+        best windows by meaning alone that are not in yet (a paraphrase shares few words
+        with its answer, whose window the fused scores may rank below the first few), in
+        what is left of breadth_share of each document's share."""
+        self._take(windows, self.policy.meant_top, new_only=True)
+
+    def _take(self, windows: Sequence[Window], top: int, new_only: bool = False) -> None:
+        """Up to top of windows, in their order (see take_windows); new_only: none whose
+        blocks are all in already, and those are not counted."""
+        taken, share = 0, self.policy.breadth_share
+        for di, p, first, last, _ in windows:
             if taken >= top:
                 break
             d = self.documents[di]
             section = d.sections[p]
             current = self.chosen[di].get(p)
             if (current is not None and current.complete) or (di, p) in self.carried:
+                continue
+            if new_only and current is not None and set(range(first, last + 1)) <= set(
+                    current.blocks or ()):
                 continue
             blocks = set(current.blocks if current else ()) | set(range(first, last + 1))
             if (di, p) in self.present:  # in the window: only blocks it does not show yet
@@ -435,7 +455,8 @@ def asked(documents: Sequence[Document], rel) -> dict:
     document (part_positions; focus_outline takes them too) and each of its parts' windows."""
     return {"whole": rel.whole, "named": rel.named,
             "parts": part_positions(documents, rel.parts),
-            "aspects": [window_positions(documents, a) for a in rel.aspects]}
+            "aspects": [window_positions(documents, a) for a in rel.aspects],
+            "meant": window_positions(documents, getattr(rel, "meant", {}))}
 
 
 def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:

@@ -167,7 +167,8 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
         focus = focus_outline(docs, counter, room.share(share), positions,  # asked by meaning
                               shown=outline, named=rel.named,
                               parts=STRUCTURE_PARTS if rel.structure else 1,
-                              dense=asked["parts"])
+                              dense=asked["parts"],
+                              more=policy.structure_more_parts if rel.structure else 0)
         if focus and _sent_before(focus, win):
             focus = ""  # an earlier turn in the window shows the same part's outline
         if focus:

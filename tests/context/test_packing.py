@@ -779,6 +779,40 @@ def test_a_question_about_structure_gets_the_next_best_parts_too():
     assert parts("swap and proxy settings") == 1
 
 
+def test_a_question_about_structure_gets_more_parts_where_they_fit_whole():
+    """A large focus budget shows further candidate parts after the three best (the right
+    chapter asked by content is often fourth or fifth), each only with its whole
+    sub-outline; a budget that holds one more whole part shows just that one."""
+    from docchat.context.outline import focus_outline
+    from docchat.context.passages import TokenCounter
+    from docchat.context.policy import POLICY
+
+    doc = manual(chapters=12, per=6)
+    # chapters 5, 2, 7, 9 and 11 (positions 24, 6, 40, 48, 60), best first
+    rel = [{24: 0.9, 25: 0.5, 6: 1.0, 40: 0.3, 48: 0.25, 60: 0.2}]
+    counter = TokenCounter(CharBackend(100_000), "chars")
+
+    def heads(text):
+        return [h.split(": ")[1].split(" [")[0] for h in text.splitlines()
+                if h.startswith("- manual.pdf:")]
+
+    three = focus_outline([doc], counter, 5000, rel, parts=3)
+    assert heads(three) == ["5 Chapter on locale", "2 Chapter on kernel", "7 Chapter on cron"]
+    five = focus_outline([doc], counter, 5000, rel, parts=3, more=2)
+    assert heads(five) == heads(three) + ["9 Chapter on swap", "11 Chapter on fonts"]
+    assert five.startswith(three) and "  11.6 The firewall setup 65" in five
+    # Room for one more whole part only: the next is not cut to its chapter title.
+    four = focus_outline([doc], counter, 5000, rel, parts=3, more=1)
+    one_more = focus_outline([doc], counter, counter.text(four) + 20, rel, parts=3, more=2)
+    assert one_more == four and heads(four) == heads(three) + ["9 Chapter on swap"]
+    assert POLICY.structure_more_parts > 0
+    # pack() shows them for a question about structure, in the focus share.
+    p = pack([doc], "Which chapter covers swap and proxy settings, and what are its sections?",
+             CharBackend(6000), max_new_tokens=50, embedder=None)
+    focus = p.text.split("## Outline of the part asked about")[1]
+    assert focus.count("- manual.pdf:") > 3
+
+
 @pytest.mark.parametrize("question, back", [
     ("Do I need a special frame for it?", True),
     ("And which fonts does the printer spool use?", True),

@@ -170,3 +170,28 @@ def test_asks_structure_when_the_parts_are_asked_for_by_a_list():
               "Which file must my code include for the user-break check?",
               "怎么设置纸张大小？"):
         assert not asks_structure(q), q
+
+
+def test_windows_by_meaning_alone_get_in_where_the_budget_has_room():
+    """A paraphrase shares few words with its answer: the window nearest the question by
+    meaning (meant) is not among the fused windows. From policy.meant_from tokens up it goes
+    in after the best windows; below, the budget stays with the fused windows and hits."""
+    gears = [f"The alpha gear is set with the crank, turn {k}. " + FILLER for k in range(20)]
+    other = [FILLER * 2 for _ in range(6)]
+    answer = other[:3] + ["Rotate the wheel by hand until it clicks into place. " + FILLER] + other
+    doc = _doc([("1 Alpha gear", gears)] + [(f"{k} Other", other) for k in range(2, 13)]
+               + [("13 Housekeeping", answer)])
+    windows = [(0, 0, k, k, 10.0 - 0.2 * k) for k in range(12)]
+    meant = [(0, 0, 0, 0, 0.9), (0, 12, 3, 3, 0.8)]  # the first is in already: not counted
+    counter = TokenCounter(Chars(), "chars")
+
+    def picked(avail, policy=POLICY):
+        got = select([doc], [{0: 10.0, 1: 2.0}], ["alpha", "gear", "set"], counter, avail, (),
+                     windows, policy, meant=meant)
+        return {p.section.index: p for p in got[0]}
+
+    big = picked(POLICY.meant_from + 500)
+    assert 12 in big and 3 in big[12].blocks and len(big[12].blocks) < len(answer)
+    assert 12 not in picked(POLICY.meant_from - 500)
+    from dataclasses import replace
+    assert 12 not in picked(POLICY.meant_from + 500, replace(POLICY, meant_top=0))

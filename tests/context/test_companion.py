@@ -1,0 +1,129 @@
+"""Chinese documents under MiniLM (issue 22): MiniLM reads English only, so a Chinese
+document's passages were found by BM25 alone; its companion, the multilingual model, gives
+them dense section, passage and part scores from its stored vectors (embeddings.partner),
+and warm() computes those vectors after an upload."""
+from __future__ import annotations
+
+import numpy as np
+from factories import Chars, titled_doc
+
+from docchat.context import embeddings
+from docchat.context.embeddings import DenseModel, Embedder, partner
+from docchat.context.packing import pack
+
+# A fake multilingual model that knows what a few words mean: each meaning is one
+# dimension, whatever words say it; BM25 sees only that the words differ.
+MEANINGS = [("半夜", "凌晨", "3 a.m."), ("自动", "按计划", "unattended"),
+            ("打印机", "印表机", "printer")]
+
+
+class Meaning:
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def encode(self, texts, max_tokens=None):
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for k, words in enumerate(MEANINGS):
+                out[i, k] = sum(t.count(w) for w in words)
+            out[i, 7] = 0.1  # every text points a little the same way
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+FAKE_USE = DenseModel("fake-use", "fake-use/1", 8, True, lambda: True, Meaning, None,
+                      embeddings.use_section_text)
+FILLER = "本节介绍一些与题目无关的设置，例如目录、索引和页眉页脚的格式，以及字体大小。" * 3
+BODIES = [("安装", "下载发行版的光盘映像，然后运行安装程序。"),
+          ("字体", "系统字体放在共享目录里，所有用户都可以使用。"),
+          ("网络", "网卡的地址写在配置文件里，修改后重启服务。"),
+          ("用户", "adduser 会新建账户和它的主目录。"),
+          ("打印", "CUPS 把文档排队，然后发送到印表机。"),
+          ("声音", "声卡的音量用混音器调节。"),
+          ("定时任务", "cron 按计划在凌晨执行命令，适合备份和清理。"),
+          ("日志", "系统日志写在 /var/log 下面。")]
+
+
+def zh_doc(name: str = "zh.pdf"):
+    return titled_doc(name, BODIES, language="zh", extra=[FILLER, FILLER])
+
+
+def companion_embedder() -> tuple[Embedder, Embedder]:
+    class English:  # MiniLM's stand-in: reads no Chinese document
+        def encode(self, texts, max_tokens=None):
+            return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+
+    other = Embedder(encoder=Meaning(), model=FAKE_USE)
+    return Embedder(encoder=English(), companion=other), other
+
+
+def test_a_chinese_paraphrase_finds_its_passage_by_the_companions_vectors():
+    d = zh_doc()
+    main, other = companion_embedder()
+    assert not main.reads(d) and partner(main) is other
+    for kind in embeddings.KINDS:  # as warm() leaves them
+        other.vectors(d, kind=kind)
+    q = "怎样让电脑在半夜自动做事？"  # shares no word with its section's text
+    target = "cron 按计划在凌晨执行命令"
+    bm25 = pack([d], q, Chars(1200), max_new_tokens=100, embedder=None)
+    dense = pack([d], q, Chars(1200), max_new_tokens=100, embedder=main)
+    assert target not in bm25.text
+    assert target in dense.text
+
+
+def test_the_companion_is_used_only_once_its_vectors_are_stored():
+    """Never at question time: a Chinese document whose companion vectors are not computed
+    yet is packed by BM25 alone, and nothing is embedded."""
+    d = zh_doc("fresh.pdf")
+    main, other = companion_embedder()
+    q = "怎样让电脑在半夜自动做事？"
+    plain = pack([d], q, Chars(1200), max_new_tokens=100, embedder=None)
+    got = pack([d], q, Chars(1200), max_new_tokens=100, embedder=main)
+    assert got.text == plain.text
+    assert other._encoder.encoded <= 1  # the question at most
+
+
+def test_warm_computes_the_companions_vectors_for_a_chinese_document():
+    d = zh_doc("warm.pdf")
+    main, other = companion_embedder()
+    thread = embeddings.warm(d, main, yield_to=None)
+    assert thread is not None
+    thread.join(10)
+    assert all(other.ready(d, kind=k) for k in embeddings.KINDS)
+
+
+EN_FILLER = ("This part describes settings unrelated to the topic, such as the table of "
+             "contents, the index and the page headers, and the font sizes. ") * 3
+EN_BODIES = [("Installing", "Download the image of the release and run the installer."),
+             ("Fonts", "System fonts live in a shared folder that every user can read."),
+             ("Network", "The card's address is in a configuration file; restart after edits."),
+             ("Users", "adduser creates an account and its home directory."),
+             ("Printing", "CUPS queues documents and sends them to the printer."),
+             ("Sound", "The volume of the sound card is set with the mixer."),
+             ("Periodic tasks", "cron starts commands unattended at 3 a.m., fit for backups."),
+             ("Logs", "The system logs are written under /var/log.")]
+
+
+def test_a_chinese_question_finds_an_english_passage_by_the_companions_vectors():
+    """MiniLM reads a Chinese question only as its dictionary translation, so it gets no
+    passage scores; the companion reads it, and scores the English document's passages
+    (embeddings.CROSS_PASSAGES), whose windows warm() embeds after MiniLM's vectors."""
+    d = titled_doc("en.pdf", EN_BODIES, extra=[EN_FILLER, EN_FILLER])
+    main, other = companion_embedder()
+    assert main.reads(d) and not main.reads_question("怎样让电脑在半夜自动做事？")
+    assert [m is other for m, _ in embeddings.companion_jobs(d, main)] == [False, True]
+    assert embeddings.companion_jobs(d, main)[1][1] == ("windows",)
+    other.vectors(d, kind="windows")
+    q = "怎样让电脑在半夜自动做事？"
+    target = "cron starts commands unattended at 3 a.m."
+    bm25 = pack([d], q, Chars(1200), max_new_tokens=100, embedder=None)
+    dense = pack([d], q, Chars(1200), max_new_tokens=100, embedder=main)
+    assert target not in bm25.text
+    assert target in dense.text
+
+
+def test_no_companion_for_the_multilingual_model_or_when_switched_off():
+    main, other = companion_embedder()
+    assert partner(Embedder(encoder=Meaning(), model=FAKE_USE, companion=other)) is None
+    main.switched_on = False
+    assert partner(main) is None and embeddings.warm(zh_doc("off.pdf"), main) is None
