@@ -365,11 +365,13 @@ RATE_QUESTIONS = ["Summarise the whole policy on maintainer scripts.",
 
 def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float,
             seed_db: Path | None = None, conversation: bool = True,
-            own_session: bool = False) -> dict:
+            own_session: bool = False, typing_s: float = 0.0) -> dict:
     """The app on doc: a first question and three follow-ups, Stop while reading and while
     writing (conversation), then the reading rate idle and with the page read every 200 ms.
     seed_db: a store to start from (one that holds the document's vectors: the upload then
-    finds them, as after an earlier upload of the same file)."""
+    finds them, as after an earlier upload of the same file). typing_s: seconds between the
+    upload's end and the first question (0: asked the moment the upload is stored, before
+    the warm start has read the system message; a user typing takes a few seconds)."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "docchat"
         if seed_db is not None:  # SQLite's backup: whatever its WAL still holds included
@@ -380,10 +382,10 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
         proc, url = start("app.py", data, threads, own_session)
         db = data / "docchat.db"
         out = {"document": doc.name, "threads": threads or "app default",
-               "own_session": own_session}
+               "own_session": own_session, "typing_s": typing_s}
         try:
             if conversation:
-                out.update(doc_conversation(browser, url, doc, db, proc.pid))
+                out.update(doc_conversation(browser, url, doc, db, proc.pid, typing_s))
             out["reading"] = doc_rates(browser, url, doc, db, rates, window_s)
         finally:
             stop_server(proc)
@@ -402,13 +404,16 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
     return out
 
 
-def doc_conversation(browser, url: str, doc: Path, db: Path, pid: int) -> dict:
-    """A first question, three follow-ups; Stop while writing, then while reading."""
+def doc_conversation(browser, url: str, doc: Path, db: Path, pid: int,
+                     typing_s: float = 0.0) -> dict:
+    """A first question (typing_s after the upload), three follow-ups; Stop while writing,
+    then while reading."""
     from bench.halt import HaltWatch
 
     page, _ = open_page(browser, url)
     upload_s = upload_doc(page, doc, db, wait_embedding=True)
     limit_answers_doc(page, 48)
+    page.wait_for_timeout(typing_s * 1000)
     rows = []
     for q in DOC_QUESTIONS:
         rows.append(doc_question(page, q, db))
@@ -459,7 +464,7 @@ def doc_main(args) -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         out = doc_run(browser, args.doc, args.threads, args.rates, args.window, args.seed_db,
-                      not args.rates_only, args.own_session)
+                      not args.rates_only, args.own_session, args.typing)
         browser.close()
     out["load_before"] = load_before
     out["goals"] = DOC_GOALS
@@ -494,7 +499,8 @@ def doc_main(args) -> int:
 
 
 def print_conversation(out: dict) -> None:
-    print(f"upload (vectors found or made) {out['upload_s']} s")
+    print(f"upload (vectors found or made) {out['upload_s']} s; first question asked "
+          f"{out.get('typing_s', 0):g} s after it")
     print("| # | evidence s | first char s | backend TTFT s | prompt | new | reused | budget |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for i, r in enumerate(out["questions"]):
@@ -537,6 +543,9 @@ def main() -> int:
                     help="--doc: the app in a session of its own (setsid), as a server "
                          "started from a terminal apart from the browser")
     ap.add_argument("--rates", type=int, default=2, help="--doc: idle/polled reading pairs")
+    ap.add_argument("--typing", type=float, default=0.0,
+                    help="--doc: seconds from the upload's end to the first question (a user "
+                         "typing it; default 0: at once, before the warm start has read)")
     ap.add_argument("--window", type=float, default=8.0,
                     help="--doc: seconds of reading timed per rate sample")
     args = ap.parse_args()
