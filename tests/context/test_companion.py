@@ -63,10 +63,14 @@ def test_a_chinese_paraphrase_finds_its_passage_by_the_companions_vectors():
     assert not main.reads(d) and partner(main) is other
     for kind in embeddings.KINDS:  # as warm() leaves them
         other.vectors(d, kind=kind)
-    q = "怎样让电脑在半夜自动做事？"  # shares no word with its section's text
-    target = "cron 按计划在凌晨执行命令"
-    bm25 = pack([d], q, Chars(1200), max_new_tokens=100, embedder=None)
-    dense = pack([d], q, Chars(1200), max_new_tokens=100, embedder=main)
+    # the question shares no word with its section's text
+    assert_found_by_meaning_only(d, "怎样让电脑在半夜自动做事？", "cron 按计划在凌晨执行命令", main)
+
+
+def assert_found_by_meaning_only(d, question: str, target: str, embedder) -> None:
+    """BM25 alone does not pack the target passage; with the embedder's vectors it does."""
+    bm25 = pack([d], question, Chars(1200), max_new_tokens=100, embedder=None)
+    dense = pack([d], question, Chars(1200), max_new_tokens=100, embedder=embedder)
     assert target not in bm25.text
     assert target in dense.text
 
@@ -114,12 +118,8 @@ def test_a_chinese_question_finds_an_english_passage_by_the_companions_vectors()
     assert [m is other for m, _ in embeddings.companion_jobs(d, main)] == [False, True]
     assert embeddings.companion_jobs(d, main)[1][1] == ("windows",)
     other.vectors(d, kind="windows")
-    q = "怎样让电脑在半夜自动做事？"
-    target = "cron starts commands unattended at 3 a.m."
-    bm25 = pack([d], q, Chars(1200), max_new_tokens=100, embedder=None)
-    dense = pack([d], q, Chars(1200), max_new_tokens=100, embedder=main)
-    assert target not in bm25.text
-    assert target in dense.text
+    assert_found_by_meaning_only(d, "怎样让电脑在半夜自动做事？",
+                                 "cron starts commands unattended at 3 a.m.", main)
 
 
 def test_no_companion_for_the_multilingual_model_or_when_switched_off():
