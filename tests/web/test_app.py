@@ -289,6 +289,19 @@ def test_stop_from_another_tab_keeps_partial_answer(scripted):
     assert "Stopped" in " ".join(texts(other.chat_message[1].caption))
 
 
+def stopped_from_another_tab(sid: str) -> bool:
+    """Click Stop on a new tab of the session; True once its answer is no longer streaming.
+    A tab drawn while another AppTest tears its runtime down can fail to draw (a loaded
+    machine): it is drawn again rather than read as a session without a Stop button."""
+    if all(t.status != "streaming" for t in store().turns(sid)):
+        return True
+    w = app(session=sid)
+    stop = [b for b in w.button if (b.key or "").startswith("stop_")]
+    if stop:
+        stop[0].click().run()
+    return False
+
+
 def test_answers_ahead_shown_while_another_session_generates(scripted):
     scripted.update(reply=LONG, delay=0.02)
     first, second = uploaded(GUIDE), uploaded(GUIDE)
@@ -302,10 +315,7 @@ def test_answers_ahead_shown_while_another_session_generates(scripted):
     # A tab following the second session is told that one answer is ahead of it.
     wait_for(lambda: any("1 answer(s) ahead" in m for m in texts(app(session=sid2).markdown)))
     for sid in (sid1, sid2):
-        w = app(session=sid)
-        stop = [b for b in w.button if (b.key or "").startswith("stop_")]
-        if stop:
-            stop[0].click().run()
+        wait_for(lambda sid=sid: stopped_from_another_tab(sid))
     for r in runs:
         r.join(30)
     assert {t.status for t in store().turns(sid2)} <= {"done", "stopped"}
