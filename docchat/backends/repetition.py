@@ -61,6 +61,11 @@ class RepetitionPolicy:
     min_sentence_words: int = 6  # shorter sentences ("Yes.", "See [p. 3].") may recur
     sentence_repeats: int = 3  # the occurrence of one sentence that counts as a loop
     sentence_window: int = 6  # ... when all of them lie within this many sentences
+    # or the occurrence that counts when only sentences of min_sentence_words count in the
+    # window (list numbers and citations between the sayings do not): one more than
+    # sentence_repeats, for real text repeats a reference three times in a row
+    long_repeats: int = 4
+    long_window: int = 12
 
 
 class RepetitionDetector:
@@ -79,6 +84,7 @@ class RepetitionDetector:
         self._in_code = False  # inside a ``` fence
         self._sentences: deque[tuple[tuple[str, ...], int]] = deque(
             maxlen=self.policy.sentence_window)
+        self._long: deque[tuple[tuple[str, ...], int]] = deque(maxlen=self.policy.long_window)
 
     def feed(self, piece: str) -> bool:
         """Add a piece of the stream; True when the text now loops (see ``cut``)."""
@@ -151,16 +157,22 @@ class RepetitionDetector:
         sentence must end on its punctuation, outside a code fence."""
         indexes, self._sentence = self._sentence, []
         words = tuple(self._words[i] for i in indexes)
+        long = sum(bool(_LETTER.search(w)) for w in words) >= self.policy.min_sentence_words
         prose = not self._in_code and _PROSE_END.search(after) is not None
-        if not prose or sum(bool(_LETTER.search(w)) for w in words) < \
-                self.policy.min_sentence_words:
+        if not prose or not long:
             self._sentences.append((None, -1))
+            if long:
+                self._long.append((None, -1))
             return False
-        seen = [i for key, i in self._sentences if key == words]
+        policy = self.policy
+        for window, repeats in ((self._sentences, policy.sentence_repeats),
+                                (self._long, policy.long_repeats)):
+            seen = [i for key, i in window if key == words]
+            if len(seen) + 1 >= repeats:
+                self.cut = self._starts[seen[1]] if len(seen) > 1 else self._starts[indexes[0]]
+                return True
         self._sentences.append((words, indexes[0]))
-        if len(seen) + 1 >= self.policy.sentence_repeats:
-            self.cut = self._starts[seen[1]] if len(seen) > 1 else self._starts[indexes[0]]
-            return True
+        self._long.append((words, indexes[0]))
         return False
 
     def _cut_at(self, repeat: int, period: int) -> None:

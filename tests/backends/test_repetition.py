@@ -135,3 +135,20 @@ def test_the_note_is_written_once_in_english_and_chinese():
     assert note("这是一个中文回答。") == NOTE["zh"] and note("An answer.") == NOTE["en"]
     assert cut_text("abc", None) == "abc"
     assert cut_text("Kept. Loop. Loop.", 6) == f"Kept.\n\n{NOTE['en']}"
+
+
+def test_a_loop_in_a_numbered_list_with_changing_citations_is_cut():
+    """SmolLM2 on debian-policy.pdf (a real answer, shortened): each item is said again
+    under a new number and with the next page cited, so the tail is never periodic; the
+    numbers and citations between the sayings are not sentences of the window."""
+    a = ("A verbatim copy of its distribution license must contain a semicolon, too; see "
+         "Section for details on how to check if it is sufficient by using grep -Eir (see "
+         "Section).")
+    b = ("The filename containing the package's copyright information should be enclosed "
+         "with double quotes and placed in parentheses: `[p. {}]`")
+    text = "A package's copyright file must contain the following information:\n\n" + "".join(
+        f"{2 * i + 1}. {a}\n{2 * i + 2}. {b.format(103 + i)}\n\n" for i in range(8))
+    detector = feed(text)
+    assert detector.cut is not None
+    kept = detector.kept()
+    assert kept.count("see Section for details") == 1 and len(kept) < len(text) / 2
