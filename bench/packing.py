@@ -51,7 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from docchat.backends import Message
@@ -141,6 +141,30 @@ def read_set(path: Path, name: str, split: str | None = None) -> tuple[dict, lis
                           q.get("documents") or q["docs"], q["question"],
                           [Message(m["role"], m["content"]) for m in hist], q["evidence"]))
     return spec["documents"], items
+
+
+def in_session(items: list[Item]) -> list[Item]:
+    """The questions without a history asked second in a session: the set's previous
+    question on the same documents first, its answer empty (the first of each document
+    group after the group's last); follow-ups keep their own history."""
+    out, last = [], {}
+    groups: dict[tuple, list[Item]] = {}
+    for it in items:
+        groups.setdefault((it.set, tuple(it.docs)), []).append(it)
+    for it in items:
+        if it.history:
+            out.append(it)
+            continue
+        key = (it.set, tuple(it.docs))
+        group = groups[key]
+        before = last.get(key, group[-1])
+        last[key] = it
+        if before is it:
+            out.append(it)  # a group of one: no other question to start the session
+            continue
+        out.append(replace(it, history=[Message("user", before.question),
+                                        Message("assistant", "")]))
+    return out
 
 
 def squash(text: str) -> str:
@@ -476,6 +500,11 @@ def parse_args() -> argparse.Namespace:
                          "passes them (previous_passages); append: every question packed as "
                          "a turn of an append-only conversation (pack_turn, "
                          "qa.ask(conversation=...)); plain: the history text only")
+    ap.add_argument("--in-session", action="store_true",
+                    help="every question without a history is asked second in a session: "
+                         "after the set's previous question on the same documents (its answer "
+                         "left empty), as a user asks a new question later in a chat; use "
+                         "with --followups append (the chat page's packing)")
     ap.add_argument("--only-vectors", action="store_true",
                     help="compute (and time) the documents' section, window and part vectors "
                          "into the cache's store, print them and stop")
@@ -754,6 +783,8 @@ def main() -> None:
     lib = Library(cache)
     need_eval = EvalDir(args.eval_dir)
     items, paths = load_sets(args, sets, need_eval)
+    if args.in_session:
+        items = in_session(items)
     if args.kinds:
         items = [it for it in items if it.kind in args.kinds.split(",")]
     vectors = prepare_vectors(items, paths, lib) if "docchat" in methods else {}
