@@ -91,6 +91,13 @@ def existing_passages(documents: Sequence[Document], names: Sequence[object], pr
     return out
 
 
+def leans_back(question: str, policy: PackingPolicy = POLICY) -> bool:
+    """The question means little without the earlier turns: elliptical (at most
+    policy.elliptical_terms content words) or pointing back ("... for it?", "And ...",
+    "……呢？")."""
+    return len(content_terms(question)) <= policy.elliptical_terms or refers_back(question)
+
+
 def still_relevant(documents: Sequence[Document], fused: dict, previous: Sequence,
                    question: str, policy: PackingPolicy = POLICY) -> bool:
     """Whether a follow-up is still about the previous prompt's excerpts: one of their
@@ -99,7 +106,7 @@ def still_relevant(documents: Sequence[Document], fused: dict, previous: Sequenc
     (refers_back: "... for it?", "And ...", "……呢？"). A topic change packs afresh."""
     if not previous:
         return False
-    if len(content_terms(question)) <= policy.elliptical_terms or refers_back(question):
+    if leans_back(question, policy):
         return True
     keys = {doc_key(d, i): i for i, d in enumerate(documents)}
     top = sorted(fused.items(), key=lambda kv: -kv[1])[:policy.carry_top]

@@ -61,7 +61,9 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
-    section's best window, and dense scores where the embedder is enabled."""
+    section's best window, and dense scores where the embedder is enabled. A question that
+    changes the topic later in a session is searched as a first question is: with no
+    history (pass history=())."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)

@@ -9,13 +9,13 @@ turn's share), render and shrink.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from docchat.backends import Message
 from docchat.context import prompts, selection
 from docchat.context.budget import EvidenceBudget, outline_budget
-from docchat.context.carry import existing_passages, still_relevant
+from docchat.context.carry import existing_passages, leans_back, still_relevant
 from docchat.context.conversation import Conversation, TurnPacked
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.embeddings import Embedder, EmbeddingStore
@@ -78,8 +78,18 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
         room.take("after compaction", max(0, room.avail - (int(COMPACT_FILL * limit) - fixed)))
     rel = ask.relevance()
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
-    if new_tokens is not None and here and still_relevant(documents, rel.sections, here,
-                                                           question, policy):
+    on_topic = bool(here) and still_relevant(documents, rel.sections, here, question, policy)
+    if ask.history and not leans_back(question, policy):
+        # Later in a session, a question that does not lean on the earlier turns (elliptical
+        # or pointing back) is still about the window only if its own words say so: the
+        # earlier turns' words find the earlier topic again. A new topic is searched as a
+        # first question is (its own words, passages and parts by meaning).
+        alone = replace(ask, history=()).relevance()
+        on_topic = bool(here) and still_relevant(documents, alone.sections, here, question,
+                                                 policy)
+        if not on_topic:
+            rel = alone
+    if new_tokens is not None and on_topic:
         asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
         room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))
     room.take("headers", ask.counter.text(prompts.context_block("", "-", ask.lang)) + sum(

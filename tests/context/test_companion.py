@@ -127,3 +127,26 @@ def test_no_companion_for_the_multilingual_model_or_when_switched_off():
     assert partner(Embedder(encoder=Meaning(), model=FAKE_USE, companion=other)) is None
     main.switched_on = False
     assert partner(main) is None and embeddings.warm(zh_doc("off.pdf"), main) is None
+
+
+def test_a_new_topic_later_in_a_session_is_searched_by_meaning_as_a_first_question():
+    """The chat page packs every question after the first as a turn of the conversation;
+    a question on another topic is searched as a first question is (its passages by
+    meaning included: here a Chinese question over an English document, which only the
+    companion reads), not as an elliptical follow-up, whose meaning leans on the earlier
+    turn and gets no passages by meaning."""
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn
+
+    d = titled_doc("en-session.pdf", EN_BODIES, extra=[EN_FILLER] * 6)
+    main, other = companion_embedder()
+    other.vectors(d, kind="windows")
+    first = pack_turn([d], "Where are the system logs written?", Chars(4000),
+                      max_new_tokens=100, context_window=900, embedder=main)
+    assert "cron" not in first.text
+    conv = Conversation().then(first, "Under /var/log [p. 8].")
+    q = "怎样让电脑在半夜自动做事？"  # shares no word with its passage
+    second = pack_turn([d], q, Chars(4000), conv, max_new_tokens=100, context_window=2200,
+                       new_tokens=600, embedder=main)
+    assert second.turn.compacted == 0
+    assert "cron starts commands unattended at 3 a.m." in second.turn.message
