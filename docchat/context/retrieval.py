@@ -147,10 +147,12 @@ def aspects(question: str) -> list[str]:
 
 
 # A question that points back at what was just discussed: a pronoun for it ("Do I need a
-# special frame for it?"), or the openings and endings of a follow-up ("And ...", "What
-# about ...", "那在 Mac 上呢？", "用 XeLaTeX 呢？").
+# special frame for it?", "Where must that file go?"; "that" also joins clauses, and such a
+# question is then taken for a follow-up, as every later question was before ae674cb), or
+# the openings and endings of a follow-up ("And ...", "What about ...", "那在 Mac 上呢？",
+# "用 XeLaTeX 呢？").
 REFERS_BACK = re.compile(
-    r"\b(?:it|its|they|them|their|this|these|those)\b|^\s*(?:and|so|what about|how about)\b"
+    r"\b(?:it|its|they|them|their|this|that|these|those)\b|^\s*(?:and|so|what about|how about)\b"
     r"|它|这个|那个|这些|那些|这种|那种|该|其|此|^\s*那|呢\s*[？?]?\s*$", re.IGNORECASE)
 
 

@@ -81,14 +81,12 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     on_topic = bool(here) and still_relevant(documents, rel.sections, here, question, policy)
     if ask.history and not leans_back(question, policy):
         # Later in a session, a question that does not lean on the earlier turns (elliptical
-        # or pointing back) is still about the window only if its own words say so: the
-        # earlier turns' words find the earlier topic again. A new topic is searched as a
-        # first question is (its own words, passages and parts by meaning).
-        alone = replace(ask, history=()).relevance()
-        on_topic = bool(here) and still_relevant(documents, alone.sections, here, question,
+        # or pointing back) is searched as a first question is (its own words, passages and
+        # parts by meaning): the earlier turns' words find the earlier topic again. It is
+        # still about the window only if that search says so.
+        rel = replace(ask, history=()).relevance()
+        on_topic = bool(here) and still_relevant(documents, rel.sections, here, question,
                                                  policy)
-        if not on_topic:
-            rel = alone
     if new_tokens is not None and on_topic:
         asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
         room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))

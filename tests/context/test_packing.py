@@ -819,6 +819,7 @@ def test_a_question_about_structure_gets_more_parts_where_they_fit_whole():
     ("What about quota limits for printer spools?", True),
     ("那在 Mac 上呢？", True),
     ("这个选项在哪些系统上可用？", True),
+    ("Where exactly must that file be installed?", True),
     ("Which fonts and quota limits does the printer spool use?", False),
     ("打印机的配额限制怎么设置？", False),
 ])
