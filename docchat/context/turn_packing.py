@@ -76,17 +76,14 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
         # Compacted now: this turn may not fill the window again, or every later turn
         # would compact (and read the whole conversation again) too.
         room.take("after compaction", max(0, room.avail - (int(COMPACT_FILL * limit) - fixed)))
-    rel = ask.relevance()
+    # Later in a session, a question that does not lean on the earlier turns (elliptical or
+    # pointing back) is searched as a first question is (its own words, passages and parts
+    # by meaning): the earlier turns' words find the earlier topic again. It is still about
+    # the window only if that search says so.
+    standalone = bool(ask.history) and not leans_back(question, policy)
+    rel = (replace(ask, history=()) if standalone else ask).relevance()
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
     on_topic = bool(here) and still_relevant(documents, rel.sections, here, question, policy)
-    if ask.history and not leans_back(question, policy):
-        # Later in a session, a question that does not lean on the earlier turns (elliptical
-        # or pointing back) is searched as a first question is (its own words, passages and
-        # parts by meaning): the earlier turns' words find the earlier topic again. It is
-        # still about the window only if that search says so.
-        rel = replace(ask, history=()).relevance()
-        on_topic = bool(here) and still_relevant(documents, rel.sections, here, question,
-                                                 policy)
     if new_tokens is not None and on_topic:
         asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
         room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))
