@@ -100,18 +100,20 @@ def leans_back(question: str, policy: PackingPolicy = POLICY) -> bool:
 
 def still_relevant(documents: Sequence[Document], fused: dict, previous: Sequence,
                    question: str, policy: PackingPolicy = POLICY) -> bool:
-    """Whether a follow-up is still about the previous prompt's excerpts: one of their
-    sections among the policy.carry_top best fused hits of the question, the question
-    elliptical (at most policy.elliptical_terms content words), or pointing back at it
-    (refers_back: "... for it?", "And ...", "……呢？"). A topic change packs afresh."""
+    """Whether a follow-up is still about the previous prompt's excerpts: the question
+    elliptical (at most policy.elliptical_terms content words) or pointing back at it
+    (refers_back: "... for it?", "And ...", "……呢？"), or its own search still finding
+    them: their sections hold the question's best fused hit, or policy.carry_held of its
+    policy.carry_top best. A topic change packs afresh."""
     if not previous:
         return False
     if leans_back(question, policy):
         return True
     keys = {doc_key(d, i): i for i, d in enumerate(documents)}
     top = sorted(fused.items(), key=lambda kv: -kv[1])[:policy.carry_top]
-    hits = {(keys.get(k), idx) for (k, idx), _ in top}
-    return any((i, documents[i].sections[pos].index) in hits for i, pos, _ in previous)
+    held = {(i, documents[i].sections[pos].index) for i, pos, _ in previous}
+    ranks = [k for k, ((key, idx), _) in enumerate(top) if (keys.get(key), idx) in held]
+    return bool(ranks) and (ranks[0] == 0 or len(ranks) >= policy.carry_held)
 
 
 @dataclass

@@ -111,9 +111,15 @@ class PackingPolicy:
     # ... but only from this much evidence budget up: on the tuning half's follow-ups it
     # cost one question of ten at 2k and 4k, and gained one at 8k and two at 32k.
     carry_sections_from: int = 5000
-    # The previous passages (previous_passages) are carried, exactly, while one of them is
-    # among the follow-up's this many best fused hits ...
+    # The previous passages (previous_passages) are carried, exactly, while the follow-up
+    # leans on them (below) or its own search still finds them: the window holds its best
+    # fused hit, or at least carry_held of its carry_top best. Measured with
+    # bench/packing.py --in-session (blind2 + blind3, 315 questions asked second): "one of
+    # the 8 best" took 232 of them for follow-ups at 2k (0.44 / 0.63 / 0.69 at 2k / 4k /
+    # 8k); this rule 181 (0.50 / 0.67 / 0.70), and the follow-ups of bench/responsiveness.py
+    # stay follow-ups.
     carry_top: int = 8
+    carry_held: int = 3
     # ... or the follow-up has at most this many content words ("and its elements?").
     elliptical_terms: int = 2
     # Carried passages take at most this share, so that new passages for the follow-up's
