@@ -351,6 +351,8 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
                     evidence=evidence, evidence_ms=round((clock() - started) * 1000, 3),
                     on_progress=on_progress)
     hooks = {"on_progress": answer._progress} if "on_progress" in _REQUEST_FIELDS else {}
+    if "deadline" in _REQUEST_FIELDS:
+        hooks.update(_deadline(packed, plan.budget, started, clock))
     request = GenerationRequest(messages=list(packed.messages), cancel=answer.cancel,
                                 on_queue=on_queue, **hooks, **chosen.generation)
     answer._chunks = _stream(answer, backend, request, Pacer(chosen.pacing, clock=clock,
@@ -435,17 +437,54 @@ def _turn_plan(documents: Sequence[Document], question: str, backend: Backend,
     return _Plan(documents, question, backend, budget, options, dense, packer)
 
 
+def _deadline(packed: PackedContext, budget: Budget, started: float, clock) -> dict:
+    """The request's first-token deadline (the target from when the user asked, on the
+    backend's clock) and the turn's shorter forms to read instead where the prompt would
+    pass it; none without a target, for the whole window, or on another clock (tests)."""
+    if not packed.shorter or budget.prompt_budget is None or not budget.target_s \
+            or clock is not time.perf_counter:
+        return {}
+    return {"deadline": started + budget.target_s,
+            "shorter": tuple(list(s.messages) for s in packed.shorter)}
+
+
+def _cut_to(answer: Answer, stats) -> None:
+    """Where the backend read a shorter form of the prompt (stats.cut), the answer's packed
+    context and evidence become that form's: what the model read, what is stored with the
+    turn, and what its statements are checked against."""
+    cut = getattr(stats, "cut", None)
+    packed = answer.packed
+    if cut is None or cut >= len(packed.shorter) or answer.metrics.get("cut"):
+        return
+    short = packed.shorter[cut]
+    kept = set(short.sections)
+    answer.evidence = [e for e in answer.evidence
+                       if (e.doc_id, e.section) in kept or (e.doc_name, e.section) in kept]
+    answer.packed = short
+    answer.metrics["cut"] = {"from_tokens": packed.tokens, "to_tokens": short.tokens,
+                             "passages_dropped": len(packed.passages) - len(short.passages),
+                             "tokens_read_then_dropped": stats.prompt_dropped}
+    logger.info("read cut at the first-token deadline: %d of %d prompt tokens",
+                short.tokens, packed.tokens)
+
+
 def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer: Pacer,
             started: float, plan: _Plan) -> Iterator[str]:
     """The answer's display chunks, paced; the metrics once the stream ends."""
     try:
         for chunk in pacer.pace(backend.stream(request), request=request, started_at=started):
+            if not answer.text:
+                _cut_to(answer, request.stats)
             answer.text += chunk
             yield chunk
     finally:
+        _cut_to(answer, request.stats)
+        cut = answer.metrics.get("cut")
         answer.stopped = pacer.stopped
         answer.text = _without_loop(answer.text, request.stats, answer.packed.language)
         answer.metrics = _metrics(pacer.metrics(request.stats).to_dict(), answer, plan)
+        if cut:
+            answer.metrics["cut"] = cut
         answer.done = True
         m, budget = answer.metrics, plan.budget
         logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "

@@ -55,6 +55,12 @@ class GenerationStats:
     # finish_reason "repetition": the stream looped from this character of its text on
     # (what comes before says it once; docchat.backends.repetition.cut_text keeps that).
     repetition_at: int | None = None
+    prefill_done: int = 0  # prompt tokens in the KV cache so far (updated as it reads)
+    # The prompt was too slow to read by request.deadline: the index of the shorter prompt
+    # (request.shorter) read instead (None: the whole prompt), and the prompt tokens read
+    # and then dropped for it.
+    cut: int | None = None
+    prompt_dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,12 @@ class GenerationRequest:
     on_queue: Callable[[int], None] | None = None
     # Called during prefill: first before any work (done == reused), last with done == total.
     on_progress: Callable[[PrefillProgress], None] | None = None
+    # A first-token deadline (a time.perf_counter() time) and shorter prompts (message
+    # lists, longest first: the same prompt with fewer excerpts). Where reading the prompt
+    # would pass the deadline, an in-process backend reads the longest shorter prompt it
+    # can read by then instead, from what the two share (stats.cut says which).
+    deadline: float | None = None
+    shorter: tuple = ()
 
 
 @runtime_checkable

@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 # Prefill batches are sized to take about this long, so a Stop lands within it.
 BATCH_SECONDS = 0.25
+# A read is judged late for its deadline only after this many tokens (its rate by then).
+MIN_LATE_TOKENS = 48
 MIN_BATCH, MAX_BATCH = 8, 512
 # In a prompt's reading ETA, the rate measured on earlier prompts counts as this much reading.
 PRIOR_SECONDS = 1.0
@@ -100,14 +102,19 @@ class RateMeter:
         (from start, elapsed seconds ago), the meter's rate counting as prior_s seconds of
         that reading, so one fast or slow first batch does not swing it; later tokens are
         counted dearer (span)."""
+        rate = self.read_rate(start, done, elapsed, prior_s)
+        return None if rate is None else self.work(done, total) / rate
+
+    def read_rate(self, start: int, done: int, elapsed: float,
+                  prior_s: float = PRIOR_SECONDS) -> float | None:
+        """The start-of-prompt rate of a prompt read from start to done in elapsed seconds,
+        the meter's rate counting as prior_s seconds of it (seconds_left)."""
         prior, read = self.rate, self.work(start, done)
         if prior:
-            rate = (read + prior * prior_s) / (elapsed + prior_s)
-        elif read > 0 and elapsed > 0:
-            rate = read / elapsed
-        else:
-            return None
-        return self.work(done, total) / rate
+            return (read + prior * prior_s) / (elapsed + prior_s)
+        if read > 0 and elapsed > 0:
+            return read / elapsed
+        return None
 
     def tokens_in(self, seconds: float, start: int = 0) -> int | None:
         """Prompt tokens read in this many seconds after the first ``start`` are cached
@@ -281,6 +288,7 @@ class StreamingBackend:
                   started: float) -> None:
         """Report prefill progress: the rate measured so far in this prefill, else the meter's;
         the ETA from both (RateMeter.seconds_left)."""
+        request.stats.prefill_done = done
         if request.on_progress is None:
             return
         elapsed = time.perf_counter() - started
@@ -289,6 +297,80 @@ class StreamingBackend:
         eta = self.rate_meter.seconds_left(reused, done, total, elapsed)
         request.on_progress(PrefillProgress(done=done, total=total, reused=reused,
                                             rate=rate, eta_s=eta, known=True))
+
+    # -- reading the prompt by the deadline -----------------------------------------
+
+    def _read(self, tokens: list[int], upto: int, request: GenerationRequest,
+              interrupted: Callable[[], bool]) -> int:
+        """Put tokens[:upto] in the KV cache (reusing its prefix); returns how many are
+        there now (fewer if interrupted). In-process backends implement it."""
+        raise NotImplementedError
+
+    def _prompt_ids(self, messages) -> list[int]:
+        """The token ids these messages are read as (for request.shorter)."""
+        raise NotImplementedError
+
+    def _read_prompt(self, tokens: list[int], request: GenerationRequest
+                     ) -> tuple[list[int], int]:
+        """Read all but the prompt's last token (the first decoding step reads it). Where
+        it would pass request.deadline, switch to the longest of request.shorter that can
+        be read by then (the shortest if none can), keeping what the two share in the
+        cache. Returns (the prompt read, tokens of it cached: fewer if cancelled)."""
+        stats = request.stats
+        first: tuple | None = None
+        tried = 0
+        while True:
+            late = self._late(request, len(tokens) - 1,
+                              tried < len(request.shorter) and request.deadline is not None)
+            read = self._read(tokens, len(tokens) - 1, request, late)
+            first = first or (stats.prefill_started_at, stats.prompt_reused)
+            if read >= len(tokens) - 1 or request.cancel.is_set():
+                break
+            tokens, tried = self._switch(request, tokens, read, tried)
+            stats.prompt_dropped += read - common_prefix(tokens, self._cached_ids())
+        stats.prefill_started_at, reused = first
+        stats.prompt_reused = min(reused, len(tokens))
+        stats.prompt_tokens = len(tokens)
+        return tokens, read
+
+    def _late(self, request: GenerationRequest, total: int, can_cut: bool
+              ) -> Callable[[], bool]:
+        """read()'s interrupt: Stop, or (can_cut) the rest of the prompt, at the rate this
+        read has gone so far (at least MIN_LATE_TOKENS in), not read by the deadline."""
+        stats = request.stats
+
+        def late() -> bool:
+            if request.cancel.is_set():
+                return True
+            if not can_cut or stats.prefill_started_at is None:
+                return False
+            now = time.perf_counter()
+            elapsed = now - stats.prefill_started_at
+            done = stats.prefill_done
+            if done - stats.prompt_reused < MIN_LATE_TOKENS or elapsed <= 0:
+                return False
+            left = self.rate_meter.seconds_left(stats.prompt_reused, done, total, elapsed)
+            return left is not None and now + left > request.deadline
+        return late
+
+    def _switch(self, request: GenerationRequest, tokens: list[int], read: int, tried: int
+                ) -> tuple[list[int], int]:
+        """The longest shorter prompt (from request.shorter[tried:]) whose part not in the
+        cache can be read by the deadline at this read's rate; the shortest if none."""
+        stats, meter = request.stats, self.rate_meter
+        now = time.perf_counter()
+        rate = meter.read_rate(stats.prompt_reused, read,
+                               max(1e-3, now - stats.prefill_started_at)) or 1.0
+        held = tokens[:read]
+        for k in range(tried, len(request.shorter)):
+            ids = self._prompt_ids(request.shorter[k])
+            stats.cut = k
+            if now + meter.work(common_prefix(ids, held), len(ids)) / rate <= request.deadline:
+                break
+        logger.info("prompt too slow for the first-token deadline: read %d of %d tokens, "
+                    "then shorter prompt %d (%d tokens)", read, len(tokens), stats.cut,
+                    len(ids))
+        return ids, stats.cut + 1
 
     # -- warm start -------------------------------------------------------------
 

@@ -337,6 +337,9 @@ class HFBackend(StreamingBackend):
 
     # -- the token source -------------------------------------------------------
 
+    def _prompt_ids(self, messages) -> list[int]:
+        return self._spliced(self.prompt_ids(messages)[0].tolist())
+
     def _prepare(self, request: GenerationRequest) -> tuple[int, list[int]]:
         ids = self.prompt_ids(request.messages)[0].tolist()
         return len(ids), ids
@@ -354,7 +357,8 @@ class HFBackend(StreamingBackend):
         stats = request.stats
         ids = self._spliced(ids)
         stats.prompt_tokens = len(ids)
-        if self._read(ids, len(ids) - 1, request, request.cancel.is_set) < len(ids) - 1:
+        ids, read = self._read_prompt(ids, request)
+        if read < len(ids) - 1:
             stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
             return  # cancelled while reading
         logits = self._forward(ids[-1:])
@@ -362,7 +366,7 @@ class HFBackend(StreamingBackend):
         self._sync()
         seconds = time.perf_counter() - stats.prefill_started_at
         stats.prefill_ms = seconds * 1000
-        self.rate_meter.add(len(ids) - stats.prompt_reused, seconds)
+        self.rate_meter.add(len(ids) - stats.prompt_reused + stats.prompt_dropped, seconds)
         self.rate_meter.question_read()
         self._progress(request, len(ids), len(ids), stats.prompt_reused, stats.prefill_started_at)
 

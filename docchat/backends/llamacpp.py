@@ -348,6 +348,9 @@ class LlamaCppBackend(StreamingBackend):
 
     # -- the token source -------------------------------------------------------
 
+    def _prompt_ids(self, messages) -> list[int]:
+        return self.prompt_tokens(messages)
+
     def _prepare(self, request: GenerationRequest) -> tuple[int, list[int]]:
         tokens = self.prompt_tokens(request.messages)
         return len(tokens), tokens
@@ -358,7 +361,7 @@ class LlamaCppBackend(StreamingBackend):
         llama, stats = self.llama, request.stats
         vocab = llama._model.vocab
         # All but the last token: Llama.generate evaluates that one and samples.
-        read = self._read(tokens, len(tokens) - 1, request, request.cancel.is_set)
+        tokens, read = self._read_prompt(tokens, request)
         if read < len(tokens) - 1:
             stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
             return  # cancelled while reading
@@ -380,8 +383,8 @@ class LlamaCppBackend(StreamingBackend):
                 if stats.prefill_ms is None:
                     seconds = time.perf_counter() - stats.prefill_started_at
                     stats.prefill_ms = seconds * 1000
-                    self.rate_meter.add(len(tokens) - stats.prompt_reused, seconds,
-                                        stats.prompt_reused)
+                    self.rate_meter.add(len(tokens) - stats.prompt_reused
+                                        + stats.prompt_dropped, seconds, stats.prompt_reused)
                     self.rate_meter.question_read()
                     self._progress(request, len(tokens), len(tokens), stats.prompt_reused,
                                    stats.prefill_started_at)

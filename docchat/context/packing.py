@@ -103,6 +103,10 @@ class PackedContext:
     # pack_turn() (an append-only conversation): what this turn sent (its system message,
     # user message, new passages, compaction); the app stores it with the turn.
     turn: TurnPacked | None = None
+    # pack_turn(): the same turn with fewer of its new excerpts (the last ones dropped),
+    # longest first: what the backend reads instead when the whole prompt would pass the
+    # first-token deadline (GenerationRequest.shorter; stats.cut says which).
+    shorter: tuple["PackedContext", ...] = ()
 
 
 def _limits(backend: PromptCounter, context_window: int | None,

@@ -285,15 +285,20 @@ def shrink(picked: list[list[Passage]], counter: TokenCounter, overflow: int,
 
 def order(documents: Sequence[Document], names: Sequence[object],
           picked: list[list[Passage]], previous: Sequence[tuple[object, int]],
-          first: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+          first: Sequence[tuple[int, int]] = (), by_rank: bool = False
+          ) -> list[tuple[int, int]]:
     """The excerpts' order as (document position, section index): the carried passages
     first (first), then the previous prompt's sections that are chosen again whole, in
     their previous order; then the other whole sections in their order of choice, the best
     first (a follow-up carries a start of this order, so what is cut off when that start
     does not fit is what mattered least; in document order, a follow-up at 8k lost the
     section both questions were about); then the partial ones (their blocks follow the
-    question, so they would end the shared prefix wherever they stood)."""
-    whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps if p.complete}
+    question, so they would end the shared prefix wherever they stood). by_rank: the
+    partial ones too in their order of choice (a turn of an append-only conversation is
+    never sent again in another form, and a read cut short at the first-token deadline
+    keeps the excerpts that come first)."""
+    whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps
+             if p.complete or by_rank}
     parts = sorted((i, p.section.index) for i, ps in enumerate(picked) for p in ps
                    if not p.complete)
     where = {name: i for i, name in enumerate(names)}
@@ -311,7 +316,7 @@ def order(documents: Sequence[Document], names: Sequence[object],
         first_rank[i] = min(r, first_rank.get(i, r))
     chosen = sorted((c for c in whole if c not in placed),
                     key=lambda c: (first_rank[c[0]], c[0], rank[c], c))
-    return out + chosen + [c for c in parts if c not in placed]
+    return out + chosen + [c for c in parts if c not in placed and c not in whole]
 
 
 def ordered(order: list[tuple[int, int]], picked: list[list[Passage]]

@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 # append again (measured: in a 3,072-token window whose first question took 2,947, every
 # follow-up compacted and read ~2,340 tokens again).
 COMPACT_FILL = 0.75
+# The shorter forms of a turn (PackedContext.shorter), as shares of its new excerpts'
+# tokens: a read cut at the first-token deadline keeps the most of them it can read.
+SHORTER_SHARES = (0.75, 0.5, 0.25)
 
 
 @dataclass
@@ -102,10 +105,14 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
                                  else had | set(p.blocks))
     carried = _carried(ask, conversation, win, rel, room) if win.reread else []
     picked, focus = _choose(ask, rel, room, win, outline, carried)
-    order = selection.order(documents, ask.names, picked, ())
+    order = selection.order(documents, ask.names, picked, (), by_rank=True)
     msgs, tokens, user = _render(ask, win, picked, order, focus, limit, rel.terms)
-    return _turn_packed(ask, conversation, win, msgs, tokens, user, picked, order, outline,
-                        (window, limit, budget, max_new_tokens, cap))
+    limits = (window, limit, budget, max_new_tokens, cap)
+    packed = _turn_packed(ask, conversation, win, msgs, tokens, user, picked, order, outline,
+                          limits)
+    return replace(packed, shorter=tuple(
+        _turn_packed(ask, conversation, win, m, t, u, p, order, outline, limits)
+        for m, t, u, p in _shorter(ask, win, picked, order, focus)))
 
 
 def _compact(ask: _Ask, conversation: Conversation, system: str, limit: int) -> _Window:
@@ -218,6 +225,32 @@ def _render(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, f
                     f"The prompt needs {tokens} of the {limit} tokens this backend allows; "
                     "ask a shorter question or lower max_new_tokens.")
             focus = ""
+
+
+def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str
+             ) -> list[tuple[list[Message], int, str, list[list[Passage]]]]:
+    """The turn with only its first new excerpts, about SHORTER_SHARES of theirs in
+    tokens (at least one excerpt; distinct, longest first): (messages, tokens, user
+    message, picked)."""
+    ordered = selection.ordered(order, picked)
+    costs = [p.cost(ask.counter) for _, p in ordered]
+    total, out, seen = sum(costs), [], set()
+    for share in SHORTER_SHARES:
+        k, used = 0, 0
+        while k < len(costs) and used + costs[k] <= share * total:
+            used += costs[k]
+            k += 1
+        k = max(1, k)
+        if k >= len(ordered) or k in seen:
+            continue
+        seen.add(k)
+        kept = ordered[:k]
+        excerpts = render_passages(ask.documents, kept, ask.lang)
+        user = _user(ask, excerpts, focus, win.prior[0].content)
+        msgs = [*win.prior, Message("user", user)]
+        part = [[p for i, p in kept if i == d] for d in range(len(picked))]
+        out.append((msgs, ask.backend.count_prompt_tokens(msgs), user, part))
+    return out
 
 
 def _turn_packed(ask: _Ask, conversation: Conversation, win: _Window, msgs: list[Message],

@@ -412,3 +412,43 @@ def test_a_first_question_plans_its_reading_with_a_margin_until_one_is_measured(
     assert later.read_s == 9.5 and later.prompt_budget == 950
     backend.rate_meter = RateMeter()  # a backend that does not count: no margin
     assert qa.choose_budget(backend, 256, 10.0).read_s == 10.0
+
+
+def test_a_read_cut_at_the_deadline_keeps_what_the_model_read():
+    """The request carries the first-token deadline and the turn's shorter forms; where the
+    backend reads one of those instead (stats.cut), the answer's packed context, the turn
+    stored with it and its evidence are that form's (what the model read)."""
+    from docchat.context.conversation import Conversation
+
+    class Cutting(EchoBackend):
+        def stream(self, request):
+            assert request.deadline is not None and len(request.shorter) >= 1
+            request.stats.cut = len(request.shorter) - 1  # the shortest form
+            self.read = request.shorter[-1]
+            yield from super().stream(request)
+
+    backend = Cutting(context_window=8192)
+    backend.prefill_rate = lambda: 150.0
+    answer = ask([big_doc()], "What is the port rule?", backend, preset="raw",
+                 ttft_target=10, conversation=Conversation())
+    full = answer.packed
+    "".join(answer)
+    short = full.shorter[-1]
+    assert answer.packed is short and list(short.messages) == list(backend.read)
+    assert len(short.passages) < len(full.passages) and short.tokens < full.tokens
+    m = answer.metrics
+    assert m["turn_message"] == short.messages[-1].content
+    assert m["passages"] == [[k, i, None if b is None else list(b)] for k, i, b in short.passages]
+    assert m["cut"]["passages_dropped"] == len(full.passages) - len(short.passages)
+    kept = set(short.sections)
+    assert all((e["doc_id"], e["section"]) in kept or (e["doc_name"], e["section"]) in kept
+               for e in m["evidence"])
+
+
+def test_no_deadline_without_a_first_token_target():
+    backend = RecordingBackend(context_window=8192)
+    from docchat.context.conversation import Conversation
+
+    "".join(ask([big_doc()], "What is the port rule?", backend, preset="raw",
+                conversation=Conversation()))
+    assert backend.last.deadline is None and backend.last.shorter == ()

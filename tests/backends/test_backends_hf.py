@@ -526,3 +526,45 @@ def test_chatglm_an_append_only_conversation_reads_only_each_new_turn():
     assert [p for p, t in model.fed if t in (chatglm_standin.GMASK, chatglm_standin.SOP)] \
         == [0, 1]
     assert sequence[:2] == [chatglm_standin.GMASK, chatglm_standin.SOP]
+
+
+def _slow(backend, seconds: float):
+    """Each forward pass takes at least this long (a slow machine)."""
+    forward = backend._forward
+
+    def slow(ids):
+        time.sleep(seconds)
+        return forward(ids)
+    backend._forward = slow
+    return backend
+
+
+def test_a_read_that_would_pass_the_deadline_reads_a_shorter_form_instead(tiny):
+    """Reading the whole prompt would pass the first-token deadline: the backend reads the
+    shorter form (the same prompt with fewer excerpts) from what the two share, and answers
+    as a fresh read of that form does."""
+    model, plain, _ = tiny
+    question = " Tell a story."
+    whole = [Message("user", STORY * 5 + question)]
+    short = [Message("user", STORY + question)]
+    backend = _slow(HFBackend(model=model, tokenizer=plain, prefill_chunk=8, probe_tokens=0),
+                    0.05)
+    request = ask(whole, max_new_tokens=8, deadline=time.perf_counter() + 0.6,
+                  shorter=(short,))
+    text = "".join(backend.stream(request))
+    stats = request.stats
+    assert stats.cut == 0 and stats.prompt_tokens == backend.count_prompt_tokens(short)
+    assert stats.prompt_dropped > 0  # read, then dropped for the shorter form
+    fresh = HFBackend(model=model, tokenizer=plain, probe_tokens=0)
+    assert text == "".join(fresh.stream(ask(short, max_new_tokens=8)))
+
+
+def test_a_read_within_its_deadline_reads_the_whole_prompt(tiny):
+    model, plain, _ = tiny
+    whole = [Message("user", STORY * 5 + " Tell a story.")]
+    backend = HFBackend(model=model, tokenizer=plain, prefill_chunk=8, probe_tokens=0)
+    request = ask(whole, max_new_tokens=4, deadline=time.perf_counter() + 60,
+                  shorter=([Message("user", STORY + " Tell a story.")],))
+    "".join(backend.stream(request))
+    assert request.stats.cut is None
+    assert request.stats.prompt_tokens == backend.count_prompt_tokens(whole)

@@ -7,6 +7,7 @@ by scripting the sampled tokens (byte tokens that split characters).
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -580,3 +581,21 @@ def test_a_warm_start_with_a_thread_recheck_does_not_lower_the_budget(monkeypatc
     backend._warm(GenerationRequest(messages=[]), [7] * 630, lambda: False)
     assert {b[0] for b in backend.read_batches} == {fewest, most}
     assert backend.prefill_rate() >= 0.99 * before  # (was 0.96x: the recheck counted)
+
+
+def test_a_read_past_its_deadline_reads_the_shortest_form_from_the_shared_prefix(backend):
+    """The deadline has passed once the first batches are read: the rest of the whole
+    prompt cannot make it, nor can any shorter form, so the shortest is read, from the
+    prefix it shares with what is in the cache, and answered as a fresh read of it is."""
+    backend.llama.reset()
+    whole = FILLER * 30 + "What do rivers do?"
+    forms = ([Message("user", FILLER * 20 + "What do rivers do?")],
+             [Message("user", FILLER + "What do rivers do?")])
+    request = ask(whole, max_new_tokens=6, deadline=time.perf_counter() - 1, shorter=forms)
+    text = "".join(backend.stream(request))
+    stats = request.stats
+    assert stats.cut == 1 and stats.prompt_tokens == backend.count_prompt_tokens(forms[1])
+    assert backend.llama.n_tokens < backend.count_prompt_tokens([Message("user", whole)])
+    assert stats.prompt_dropped > 0
+    assert text == "".join(fresh(backend, GenerationRequest(messages=forms[1],
+                                                             max_new_tokens=6)))

@@ -966,3 +966,21 @@ def test_a_follow_up_in_another_language_keeps_the_system_message_and_says_the_l
     assert zh.messages[0] == first.messages[0]  # byte-identical for the session
     assert zh.messages[-1].content.endswith("防火墙的日志在哪里？\n\n请用中文回答。")
     assert zh.turn.question == "防火墙的日志在哪里？"
+
+
+def test_a_turn_has_shorter_forms_that_keep_its_first_excerpts():
+    """pack_turn gives the turn with only its first new excerpts (best first, partial
+    sections too), longest first: what a read cut at the first-token deadline reads."""
+    from docchat.context.turn_packing import pack_turn
+
+    doc, b = manual(), CharBackend(3000 + 2000)
+    full = pack_turn([doc], "How is the firewall configured?", b, max_new_tokens=50,
+                     context_window=3000, embedder=None)
+    assert full.shorter and len(full.passages) >= 2
+    sizes = [len(s.passages) for s in full.shorter]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] < len(full.passages)
+    for s in full.shorter:
+        assert s.messages[:-1] == full.messages[:-1]  # the same system message and turns
+        assert s.passages == full.passages[:len(s.passages)] and s.tokens < full.tokens
+        assert s.turn.message.endswith("## Question\nHow is the firewall configured?")
+        assert s.turn.passages == tuple(s.passages)
