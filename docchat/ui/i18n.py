@@ -77,6 +77,8 @@ STRINGS: dict[str, dict[str, str]] = {
     "m_budget": {"en": "budget {n:,} tokens ({target:g} s at {rate:.0f} tokens/s)",
                  "zh": "预算 {n:,} 词元（{target:g} 秒 × {rate:.0f} 词元/秒）"},
     "m_whole": {"en": "whole window", "zh": "整个窗口"},
+    "m_cut": {"en": "{n} excerpts left out to answer on time",
+              "zh": "为按时回答，略去 {n} 段摘录"},
     "p_reading": {"en": "Reading {total:,} tokens of context: {done:,} done",
                   "zh": "正在读取 {total:,} 个词元的上下文：已读 {done:,}"},
     "p_left": {"en": "~{v} left", "zh": "约剩 {v}"},
@@ -207,6 +209,8 @@ def metrics_line(metrics: dict, language: str = "en") -> str:
                        target=float(budget["target_s"]), rate=float(budget["rate"])))
     elif budget:
         parts.append(t("m_whole", language))
+    if (metrics.get("cut") or {}).get("passages_dropped"):
+        parts.append(t("m_cut", language, n=int(metrics["cut"]["passages_dropped"])))
     if (metrics.get("queue_ms") or 0) >= 50:
         parts.append(t("m_queue", language, v=ms(metrics["queue_ms"])))
     return " · ".join(parts)

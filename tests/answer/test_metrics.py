@@ -110,6 +110,10 @@ def test_metrics_line_shows_reuse_prefill_and_budget():
     whole = metrics_line({**m, "budget": {"prompt_budget": None}})
     assert "whole window" in whole
     assert "预算 1,800 词元" in metrics_line(m, "zh")
+    assert "left out" not in line
+    cut = {**m, "cut": {"passages_dropped": 3, "from_tokens": 2400, "to_tokens": 1800}}
+    assert "3 excerpts left out to answer on time" in metrics_line(cut)
+    assert "略去 3 段摘录" in metrics_line(cut, "zh")
 
 
 def test_progress_line_always_has_a_moving_figure():
