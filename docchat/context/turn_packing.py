@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 COMPACT_FILL = 0.75
 # The shorter forms of a turn (PackedContext.shorter), as shares of its new excerpts'
 # tokens: a read cut at the first-token deadline keeps the most of them it can read.
-SHORTER_SHARES = (0.75, 0.5, 0.25)
+SHORTER_SHARES = (0.85, 0.7, 0.55, 0.4, 0.25)
 
 
 @dataclass
