@@ -313,64 +313,51 @@ class StreamingBackend:
     def _read_prompt(self, tokens: list[int], request: GenerationRequest
                      ) -> tuple[list[int], int]:
         """Read all but the prompt's last token (the first decoding step reads it). Where
-        it would pass request.deadline, switch to the longest of request.shorter that can
-        be read by then (the shortest if none can), keeping what the two share in the
-        cache. Returns (the prompt read, tokens of it cached: fewer if cancelled)."""
+        the rest would not be read by request.deadline, go on until the end of what the
+        prompt shares with the longest of request.shorter that can be read by then (the
+        shortest if none can), then read that one instead (stats.cut). Returns (the
+        prompt read, tokens of it cached: fewer if cancelled)."""
         stats = request.stats
-        first: tuple | None = None
-        tried = 0
-        while True:
-            late = self._late(request, len(tokens) - 1,
-                              tried < len(request.shorter) and request.deadline is not None)
-            read = self._read(tokens, len(tokens) - 1, request, late)
-            first = first or (stats.prefill_started_at, stats.prompt_reused)
-            if read >= len(tokens) - 1 or request.cancel.is_set():
-                break
-            tokens, tried = self._switch(request, tokens, read, tried)
-            stats.prompt_dropped += read - common_prefix(tokens, self._cached_ids())
-        stats.prefill_started_at, reused = first
-        stats.prompt_reused = min(reused, len(tokens))
+        forms = _Forms(self, request, tokens) if request.deadline is not None \
+            and request.shorter else None
+        read = self._read(tokens, len(tokens) - 1, request, self._late(request, tokens, forms))
+        started, reused = stats.prefill_started_at, stats.prompt_reused
+        if forms is not None and forms.choice is not None and read < len(tokens) - 1 \
+                and not request.cancel.is_set():
+            stats.cut = forms.choice
+            held, tokens = tokens[:read], forms.ids[forms.choice]
+            stats.prompt_dropped = read - common_prefix(tokens, held)
+            logger.info("prompt too slow for the first-token deadline: read %d of %d tokens, "
+                        "then shorter form %d (%d tokens)", read, len(held), stats.cut,
+                        len(tokens))
+            read = self._read(tokens, len(tokens) - 1, request, request.cancel.is_set)
+            stats.prefill_started_at, stats.prompt_reused = started, min(reused, len(tokens))
         stats.prompt_tokens = len(tokens)
         return tokens, read
 
-    def _late(self, request: GenerationRequest, total: int, can_cut: bool
+    def _late(self, request: GenerationRequest, tokens: list[int], forms: "_Forms | None"
               ) -> Callable[[], bool]:
-        """read()'s interrupt: Stop, or (can_cut) the rest of the prompt, at the rate this
-        read has gone so far (at least MIN_LATE_TOKENS in), not read by the deadline."""
-        stats = request.stats
+        """read()'s interrupt: Stop; or, where the rest of the prompt would not be read by
+        the deadline at the rate this read has gone (at least MIN_LATE_TOKENS in), the end
+        of what it shares with the shorter form to read instead (forms.choice)."""
+        stats, meter = request.stats, self.rate_meter
 
         def late() -> bool:
             if request.cancel.is_set():
                 return True
-            if not can_cut or stats.prefill_started_at is None:
+            if forms is None or stats.prefill_started_at is None:
                 return False
             now = time.perf_counter()
-            elapsed = now - stats.prefill_started_at
-            done = stats.prefill_done
-            if done - stats.prompt_reused < MIN_LATE_TOKENS or elapsed <= 0:
+            done, reused = stats.prefill_done, stats.prompt_reused
+            rate = meter.read_rate(reused, done, now - stats.prefill_started_at) \
+                if done - reused >= MIN_LATE_TOKENS else None
+            if rate is None or now + meter.work(done, len(tokens) - 1) / rate \
+                    <= request.deadline:
+                forms.choice = None
                 return False
-            left = self.rate_meter.seconds_left(stats.prompt_reused, done, total, elapsed)
-            return left is not None and now + left > request.deadline
+            forms.choose(now, done, rate, request.deadline)
+            return done >= forms.common[forms.choice]
         return late
-
-    def _switch(self, request: GenerationRequest, tokens: list[int], read: int, tried: int
-                ) -> tuple[list[int], int]:
-        """The longest shorter prompt (from request.shorter[tried:]) whose part not in the
-        cache can be read by the deadline at this read's rate; the shortest if none."""
-        stats, meter = request.stats, self.rate_meter
-        now = time.perf_counter()
-        rate = meter.read_rate(stats.prompt_reused, read,
-                               max(1e-3, now - stats.prefill_started_at)) or 1.0
-        held = tokens[:read]
-        for k in range(tried, len(request.shorter)):
-            ids = self._prompt_ids(request.shorter[k])
-            stats.cut = k
-            if now + meter.work(common_prefix(ids, held), len(ids)) / rate <= request.deadline:
-                break
-        logger.info("prompt too slow for the first-token deadline: read %d of %d tokens, "
-                    "then shorter prompt %d (%d tokens)", read, len(tokens), stats.cut,
-                    len(ids))
-        return ids, stats.cut + 1
 
     # -- warm start -------------------------------------------------------------
 
@@ -425,3 +412,27 @@ class StreamingBackend:
 def no_turn() -> Iterator[_Skip]:
     """A turn that is always granted (backends without a shared model)."""
     yield _Skip()
+
+
+class _Forms:
+    """A request's shorter forms, as token ids, with what each shares with the prompt;
+    tokenized when the read first falls behind its deadline."""
+
+    def __init__(self, backend: StreamingBackend, request: GenerationRequest,
+                 tokens: list[int]) -> None:
+        self.backend, self.request, self.tokens = backend, request, tokens
+        self.ids: list[list[int]] = []
+        self.common: list[int] = []
+        self.choice: int | None = None
+
+    def choose(self, now: float, done: int, rate: float, deadline: float) -> None:
+        """The longest form whose part not read yet (reading on until it parts from the
+        prompt) can be read by the deadline at rate; the shortest if none can."""
+        if not self.ids:
+            self.ids = [self.backend._prompt_ids(m) for m in self.request.shorter]
+            self.common = [common_prefix(ids, self.tokens) for ids in self.ids]
+        work = self.backend.rate_meter.work
+        for k, ids in enumerate(self.ids):
+            self.choice = k
+            if now + work(min(done, self.common[k]), len(ids) - 1) / rate <= deadline:
+                return
