@@ -60,6 +60,11 @@ TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own co
 # (later questions go by the rate measured on the questions read before them).
 FIRST_READ_SHARE = 0.9
 
+# A read that would pass this share of the first-token target from when the user asked is
+# cut to a shorter form of the turn (GenerationRequest.deadline): the goal is the target
+# within 20%, and each excerpt cut is evidence the answer cannot use.
+DEADLINE_SHARE = 1.1
+
 _REQUEST_FIELDS = {f.name for f in fields(GenerationRequest)}
 
 def dense_ready(documents: Sequence[Document], store=None, embedder=None) -> bool:
@@ -438,13 +443,13 @@ def _turn_plan(documents: Sequence[Document], question: str, backend: Backend,
 
 
 def _deadline(packed: PackedContext, budget: Budget, started: float, clock) -> dict:
-    """The request's first-token deadline (the target from when the user asked, on the
-    backend's clock) and the turn's shorter forms to read instead where the prompt would
+    """The request's first-token deadline (DEADLINE_SHARE of the target from when the user
+    asked, on the backend's clock) and the turn's shorter forms to read instead where the prompt would
     pass it; none without a target, for the whole window, or on another clock (tests)."""
     if not packed.shorter or budget.prompt_budget is None or not budget.target_s \
             or clock is not time.perf_counter:
         return {}
-    return {"deadline": started + budget.target_s,
+    return {"deadline": started + DEADLINE_SHARE * budget.target_s,
             "shorter": tuple(list(s.messages) for s in packed.shorter)}
 
 
