@@ -444,8 +444,9 @@ def _turn_plan(documents: Sequence[Document], question: str, backend: Backend,
 
 def _deadline(packed: PackedContext, budget: Budget, started: float, clock) -> dict:
     """The request's first-token deadline (DEADLINE_SHARE of the target from when the user
-    asked, on the backend's clock) and the turn's shorter forms to read instead where the prompt would
-    pass it; none without a target, for the whole window, or on another clock (tests)."""
+    asked, on the backend's clock) and the turn's shorter forms to read instead where the
+    prompt would pass it; none without a target, for the whole window, or on another
+    clock (tests)."""
     if not packed.shorter or budget.prompt_budget is None or not budget.target_s \
             or clock is not time.perf_counter:
         return {}
