@@ -285,8 +285,8 @@ def shrink(picked: list[list[Passage]], counter: TokenCounter, overflow: int,
 
 def order(documents: Sequence[Document], names: Sequence[object],
           picked: list[list[Passage]], previous: Sequence[tuple[object, int]],
-          first: Sequence[tuple[int, int]] = (), by_rank: bool = False
-          ) -> list[tuple[int, int]]:
+          first: Sequence[tuple[int, int]] = (), by_rank: bool = False,
+          scores: dict | None = None) -> list[tuple[int, int]]:
     """The excerpts' order as (document position, section index): the carried passages
     first (first), then the previous prompt's sections that are chosen again whole, in
     their previous order; then the other whole sections in their order of choice, the best
@@ -296,7 +296,10 @@ def order(documents: Sequence[Document], names: Sequence[object],
     question, so they would end the shared prefix wherever they stood). by_rank: the
     partial ones too in their order of choice (a turn of an append-only conversation is
     never sent again in another form, and a read cut short at the first-token deadline
-    keeps the excerpts that come first)."""
+    keeps the excerpts that come first). scores ((document position, section index) ->
+    the question's fused score): within a document, the best scored first, then in order
+    of choice (a window chosen early for its words may sit in a section the search ranks
+    lower than a whole one chosen after it)."""
     whole = {(i, p.section.index) for i, ps in enumerate(picked) for p in ps
              if p.complete or by_rank}
     parts = sorted((i, p.section.index) for i, ps in enumerate(picked) for p in ps
@@ -314,8 +317,9 @@ def order(documents: Sequence[Document], names: Sequence[object],
     first_rank = {}  # a document's excerpts stay together (one header), the best one first
     for (i, _), r in rank.items():
         first_rank[i] = min(r, first_rank.get(i, r))
+    score = scores or {}
     chosen = sorted((c for c in whole if c not in placed),
-                    key=lambda c: (first_rank[c[0]], c[0], rank[c], c))
+                    key=lambda c: (first_rank[c[0]], c[0], -score.get(c, 0.0), rank[c], c))
     return out + chosen + [c for c in parts if c not in placed and c not in whole]
 
 

@@ -23,7 +23,7 @@ from docchat.context.outline import STRUCTURE_PARTS, Outline, build_outline, foc
 from docchat.context.packing import Dropped, PackedContext, PromptCounter, _Ask, _limits
 from docchat.context.passages import Passage, render_passages
 from docchat.context.policy import POLICY, PackingPolicy
-from docchat.context.retrieval import SearchFn
+from docchat.context.retrieval import SearchFn, doc_key
 from docchat.errors import ContextTooLong
 from ingest.document import Document
 
@@ -105,7 +105,9 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
                                  else had | set(p.blocks))
     carried = _carried(ask, conversation, win, rel, room) if win.reread else []
     picked, focus = _choose(ask, rel, room, win, outline, carried)
-    order = selection.order(documents, ask.names, picked, (), by_rank=True)
+    where = {doc_key(d, i): i for i, d in enumerate(documents)}
+    scores = {(where[k], idx): sc for (k, idx), sc in rel.sections.items() if k in where}
+    order = selection.order(documents, ask.names, picked, (), by_rank=True, scores=scores)
     msgs, tokens, user = _render(ask, win, picked, order, focus, limit, rel.terms)
     limits = (window, limit, budget, max_new_tokens, cap)
     packed = _turn_packed(ask, conversation, win, msgs, tokens, user, picked, order, outline,

@@ -195,3 +195,25 @@ def test_windows_by_meaning_alone_get_in_where_the_budget_has_room():
     assert 12 not in picked(POLICY.meant_from - 500)
     from dataclasses import replace
     assert 12 not in picked(POLICY.meant_from + 500, replace(POLICY, meant_top=0))
+
+
+def test_a_turns_excerpts_come_best_scored_first_then_in_order_of_choice():
+    """In a turn (order(by_rank=True, scores=...)), partial passages stand with the whole
+    ones, the best scored first: a read cut at the first-token deadline keeps the start, so
+    a window chosen early in a section the search ranks lower must not push the best
+    section back."""
+    from docchat.context.passages import Passage
+    from docchat.context.selection import order
+    from tests.factories import titled_doc
+
+    d = titled_doc("m.pdf", [(f"S{k}", f"Body {k}. More {k}.") for k in range(4)],
+                   extra=["Second block."])
+    s = d.sections
+    picked = [[Passage(d, s[0], None, 1), Passage(d, s[2], (1,), 2),
+               Passage(d, s[1], None, 3), Passage(d, s[3], (0,), 4)]]
+    scores = {(0, 0): 2.3, (0, 1): 2.1, (0, 2): 1.9, (0, 3): 1.2}
+    assert order([d], ["m.pdf"], picked, (), by_rank=True, scores=scores) == [
+        (0, 0), (0, 1), (0, 2), (0, 3)]
+    # In order of choice without scores; partial ones last without by_rank.
+    assert order([d], ["m.pdf"], picked, (), by_rank=True) == [(0, 0), (0, 2), (0, 1), (0, 3)]
+    assert order([d], ["m.pdf"], picked, ()) == [(0, 0), (0, 1), (0, 2), (0, 3)]
