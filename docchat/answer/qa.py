@@ -11,7 +11,7 @@ import logging
 import math
 import threading
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable, Iterator, Sequence
 
 from docchat.answer.pacing import Pacer
@@ -463,6 +463,8 @@ def _cut_to(answer: Answer, stats) -> None:
     if cut is None or cut >= len(packed.shorter) or answer.metrics.get("cut"):
         return
     short = packed.shorter[cut]
+    if short.turn is not None and packed.turn is not None:  # what the turn was about
+        short = replace(short, turn=replace(short.turn, chosen=packed.turn.passages))
     kept = set(short.sections)
     answer.evidence = [e for e in answer.evidence
                        if (e.doc_id, e.section) in kept or (e.doc_name, e.section) in kept]

@@ -32,6 +32,9 @@ class SentTurn:
     sent: str  # the user message as sent: its excerpts, then the question
     answer: str
     passages: tuple[PassageRef, ...] = ()  # the passages its excerpts hold
+    # The passages packed for it where a read cut at the first-token deadline sent fewer
+    # (() : the same as passages): what the turn was about, for the next question's topic.
+    chosen: tuple[PassageRef, ...] = ()
 
     def user(self, compacted: bool) -> Message:
         return Message("user", self.question if compacted else self.sent)
@@ -47,6 +50,7 @@ class TurnPacked:
     compacted: int  # the first turns sent without their excerpts, from now on
     reread_tokens: int  # tokens read again because this prompt compacted (0: it did not)
     outline_budget: int  # the outline's token budget (the first turn's, kept)
+    chosen: tuple[PassageRef, ...] = ()  # packed before a read cut sent fewer (SentTurn)
 
     def to_metrics(self) -> dict:
         """The keys Conversation.from_turns() reads back from an answer's metrics."""
@@ -54,6 +58,9 @@ class TurnPacked:
                "turn_passages": [[k, i, None if b is None else list(b)]
                                  for k, i, b in self.passages],
                "compacted": self.compacted, "outline_budget": self.outline_budget}
+        if self.chosen:
+            out["turn_chosen"] = [[k, i, None if b is None else list(b)]
+                                  for k, i, b in self.chosen]
         if self.reread_tokens:
             out["context_compacted"] = {"turns": self.compacted,
                                         "tokens_read_again": self.reread_tokens}
@@ -87,12 +94,19 @@ class Conversation:
         k = self.compacted if compacted is None else compacted
         return [r for t in self.turns[k:] for r in t.passages]
 
+    def about(self, compacted: int | None = None) -> list[PassageRef]:
+        """The passages the turns in the window were packed with, also those a read cut at
+        the deadline left out: what the conversation is about (carry.still_relevant)."""
+        k = self.compacted if compacted is None else compacted
+        return [r for t in self.turns[k:] for r in (t.chosen or t.passages)]
+
     def then(self, packed, answer: str) -> "Conversation":
         """The conversation after a turn packed by pack_turn() and answered."""
         t: TurnPacked = packed.turn
         return replace(self, system=t.system, compacted=t.compacted,
                        outline_budget=t.outline_budget,
-                       turns=(*self.turns, SentTurn(t.question, t.message, answer, t.passages)))
+                       turns=(*self.turns, SentTurn(t.question, t.message, answer, t.passages,
+                                                    t.chosen)))
 
     @classmethod
     def from_turns(cls, turns: Sequence) -> "Conversation":
@@ -109,7 +123,8 @@ class Conversation:
                 continue
             m = t.metrics or {}
             out.append(SentTurn(question, m.get("turn_message") or question, t.content,
-                                tuple(normalize_passages(m.get("turn_passages") or ()))))
+                                tuple(normalize_passages(m.get("turn_passages") or ())),
+                                tuple(normalize_passages(m.get("turn_chosen") or ()))))
             if m.get("system_message"):
                 system = m["system_message"]
                 compacted = int(m.get("compacted") or 0)

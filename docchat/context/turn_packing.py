@@ -86,7 +86,9 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     standalone = bool(ask.history) and not leans_back(question, policy)
     rel = (replace(ask, history=()) if standalone else ask).relevance()
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
-    on_topic = bool(here) and still_relevant(documents, rel.sections, here, question, policy)
+    # What the window is about: its passages, and those a read cut at the deadline left out.
+    about = existing_passages(documents, ask.names, conversation.about(win.compacted))
+    on_topic = bool(here) and still_relevant(documents, rel.sections, about, question, policy)
     if new_tokens is not None and on_topic:
         asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
         room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))

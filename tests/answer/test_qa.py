@@ -434,7 +434,10 @@ def test_a_read_cut_at_the_deadline_keeps_what_the_model_read():
     full = answer.packed
     "".join(answer)
     short = full.shorter[-1]
-    assert answer.packed is short and list(short.messages) == list(backend.read)
+    assert answer.packed.messages == short.messages == list(backend.read)
+    assert answer.packed.passages == short.passages
+    # What the turn was about stays known: the next question's topic is judged on it.
+    assert answer.packed.turn.chosen == full.turn.passages != short.turn.passages
     assert len(short.passages) < len(full.passages) and short.tokens < full.tokens
     m = answer.metrics
     assert m["turn_message"] == short.messages[-1].content
@@ -443,6 +446,13 @@ def test_a_read_cut_at_the_deadline_keeps_what_the_model_read():
     kept = set(short.sections)
     assert all((e["doc_id"], e["section"]) in kept or (e["doc_name"], e["section"]) in kept
                for e in m["evidence"])
+    from types import SimpleNamespace as Turn
+    stored = Conversation.from_turns([
+        Turn(role="user", content="What is the port rule?", status="done", metrics={}),
+        Turn(role="assistant", content=answer.text, status="done", metrics=m)])
+    assert stored == Conversation().then(answer.packed, answer.text)
+    assert stored.present() == list(short.passages)
+    assert stored.about() == list(full.turn.passages)
 
 
 def test_no_deadline_without_a_first_token_target():

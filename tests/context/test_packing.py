@@ -984,3 +984,29 @@ def test_a_turn_has_shorter_forms_that_keep_its_first_excerpts():
         assert s.passages == full.passages[:len(s.passages)] and s.tokens < full.tokens
         assert s.turn.message.endswith("## Question\nHow is the firewall configured?")
         assert s.turn.passages == tuple(s.passages)
+
+
+def test_the_next_question_is_judged_on_what_a_cut_turn_was_packed_with():
+    """A read cut at the deadline sent only the turn's first excerpt; a next question about a
+    section the cut left out is still about the conversation (a follow-up, the follow-up's
+    share of new tokens), not a new topic that reads a first question's budget again."""
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn
+
+    doc, b = manual(), CharBackend(20000)
+    first = pack_turn([doc], "How is the firewall configured?", b, max_new_tokens=50,
+                      context_window=3000, embedder=None)
+    short = first.shorter[-1]
+    left_out = [i for _, i, _ in first.passages if i not in {i for _, i, _ in short.passages}]
+    assert left_out
+    cut = replace(short, turn=replace(short.turn, chosen=first.turn.passages))
+    question = f"What does configure-firewall --level {left_out[-1]} do?"
+    sizes = {}
+    for name, turn in (("chosen", cut), ("sent only", short)):
+        conv = Conversation().then(turn, "Edit the rules.")
+        prior = b.count_prompt_tokens(conv.messages())
+        p = pack_turn([doc], question, b, conv, max_new_tokens=50,
+                      context_window=prior + 3000, new_tokens=400, embedder=None)
+        assert [i for _, i, _ in p.turn.passages][0] == left_out[-1]
+        sizes[name] = p.tokens - prior
+    assert sizes["chosen"] <= 400 + 8 < sizes["sent only"]
