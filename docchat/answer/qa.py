@@ -270,6 +270,9 @@ class Answer:
     evidence_ms: float | None = None  # asked -> evidence ready
     progress: object = None  # the latest PrefillProgress, if the backend reports any
     on_progress: Callable[[object], None] | None = None
+    # A read cut at the first-token deadline (qa._cut_to): the full and the read form's
+    # sizes; None while the whole prompt is read.
+    cut: dict | None = None
     text: str = ""  # what has been shown so far; the whole answer once done
     stopped: bool = False
     done: bool = False
@@ -460,7 +463,7 @@ def _cut_to(answer: Answer, stats) -> None:
     turn, and what its statements are checked against."""
     cut = getattr(stats, "cut", None)
     packed = answer.packed
-    if cut is None or cut >= len(packed.shorter) or answer.metrics.get("cut"):
+    if cut is None or cut >= len(packed.shorter):  # whole, or cut already (no forms left)
         return
     short = packed.shorter[cut]
     if short.turn is not None and packed.turn is not None:  # what the turn was about
@@ -469,9 +472,9 @@ def _cut_to(answer: Answer, stats) -> None:
     answer.evidence = [e for e in answer.evidence
                        if (e.doc_id, e.section) in kept or (e.doc_name, e.section) in kept]
     answer.packed = short
-    answer.metrics["cut"] = {"from_tokens": packed.tokens, "to_tokens": short.tokens,
-                             "passages_dropped": len(packed.passages) - len(short.passages),
-                             "tokens_read_then_dropped": stats.prompt_dropped}
+    answer.cut = {"from_tokens": packed.tokens, "to_tokens": short.tokens,
+                  "passages_dropped": len(packed.passages) - len(short.passages),
+                  "tokens_read_then_dropped": stats.prompt_dropped}
     logger.info("read cut at the first-token deadline: %d of %d prompt tokens",
                 short.tokens, packed.tokens)
 
@@ -487,12 +490,9 @@ def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer:
             yield chunk
     finally:
         _cut_to(answer, request.stats)
-        cut = answer.metrics.get("cut")
         answer.stopped = pacer.stopped
         answer.text = _without_loop(answer.text, request.stats, answer.packed.language)
         answer.metrics = _metrics(pacer.metrics(request.stats).to_dict(), answer, plan)
-        if cut:
-            answer.metrics["cut"] = cut
         answer.done = True
         m, budget = answer.metrics, plan.budget
         logger.info("answer backend=%s prompt=%s reused=%s completion=%s ttft_ms=%s "
@@ -523,4 +523,6 @@ def _metrics(m: dict, answer: Answer, plan: _Plan) -> dict:
     m["carried_passages"] = packed.carried
     if packed.turn is not None:
         m.update(packed.turn.to_metrics())
+    if answer.cut:
+        m["cut"] = answer.cut
     return m

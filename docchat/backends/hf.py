@@ -355,9 +355,7 @@ class HFBackend(StreamingBackend):
         import torch
 
         stats = request.stats
-        ids = self._spliced(ids)
-        stats.prompt_tokens = len(ids)
-        ids, read = self._read_prompt(ids, request)
+        ids, read = self._read_prompt(self._spliced(ids), request)
         if read < len(ids) - 1:
             stats.prefill_ms = (time.perf_counter() - stats.prefill_started_at) * 1000
             return  # cancelled while reading
