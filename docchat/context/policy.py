@@ -115,9 +115,8 @@ class PackingPolicy:
     # leans on them (below) or its own search still finds them: the window holds its best
     # fused hit, or at least carry_held of its carry_top best. Measured with
     # bench/packing.py --in-session (blind2 + blind3, 315 questions asked second): "one of
-    # the 8 best" took 232 of them for follow-ups at 2k (0.44 / 0.63 / 0.69 at 2k / 4k /
-    # 8k); this rule 181 (0.50 / 0.67 / 0.70), and the follow-ups of bench/responsiveness.py
-    # stay follow-ups.
+    # the 8 best" gave 0.44 / 0.63 / 0.69 at 2k / 4k / 8k, this rule 0.51 / 0.66 / 0.70
+    # (bench/README.md), and the follow-ups of bench/responsiveness.py stay follow-ups.
     carry_top: int = 8
     carry_held: int = 3
     # ... or the follow-up has at most this many content words ("and its elements?").
