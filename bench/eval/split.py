@@ -35,9 +35,7 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
          "two-section"}
 # file -> (seed, {split: share}); the shares of a file add up to 1.
 # blind.json, blind2.json and blind3.json were run once each and are spent (tuning sets now).
-RULES: dict = {"blind4.json": (20261204, {"blind": 1.0}),
-              "blind5.json": (20261205, {"blind": 1.0}),
-              "blind6.json": (20261206, {"blind": 1.0})}
+RULES: dict = {"blind6.json": (20261206, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
