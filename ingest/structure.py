@@ -274,7 +274,17 @@ def _norm(text: str) -> str:
     return _NON_WORD.sub("", text.lower())
 
 
-def _find_title(lines: list[str], lo: int, hi: int, title: str) -> tuple[int, int] | None:
+# Markup characters: a line that ends with a bookmark's title and has some the title has not
+# ("\\tcbuselibrary{poster}" for "Library `poster'", "\\PoemTitle{Fleas}", "key=dot") marks
+# where the heading is, but does not name it.
+_MARKUP = set("\\{}<>=;")
+
+
+def _find_title(lines: list[str], lo: int, hi: int, title: str
+                ) -> tuple[int, int, bool] | None:
+    """(first line, end, printed) of the first line (or two) on the bookmark's page that
+    ends with its title after at most 12 other characters (a number: "1.1 Scope"); printed
+    is False for a line of markup (_MARKUP), which the bookmark's title names instead."""
     want = _norm(title)
     if not want:
         return None
@@ -282,12 +292,16 @@ def _find_title(lines: list[str], lo: int, hi: int, title: str) -> tuple[int, in
         got = _norm(lines[i])
         if not got:
             continue
+        span = 0
         if got.endswith(want) and (len(got) - len(want) <= 12):
-            return i, i + 1
-        if want.startswith(got) and i + 1 < hi and len(got) >= 3:
+            span = 1
+        elif want.startswith(got) and i + 1 < hi and len(got) >= 3:
             both = got + _norm(lines[i + 1])
             if both.endswith(want) and len(both) - len(want) <= 12:
-                return i, i + 2
+                span = 2
+        if span:
+            raw = " ".join(lines[i:i + span])
+            return i, i + span, not ((_MARKUP & set(raw)) - set(title))
     return None
 
 
@@ -307,9 +321,9 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
             start = end = lo
             title = entry.title
         else:
-            start, end = found
+            start, end, printed = found
             title = entry.title
-            if _norm(lines[start]) != _norm(entry.title) and end == start + 1:
+            if printed and _norm(lines[start]) != _norm(entry.title) and end == start + 1:
                 title = lines[start].strip()  # keeps the number: "1.1 Scope"
             # "CHAPTER" / "ONE" printed above the chapter title belong to the heading.
             for _ in range(2):

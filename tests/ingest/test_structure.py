@@ -83,6 +83,32 @@ def test_outline_maps_titles_to_lines_and_pages():
     assert "CHAPTER" not in secs[0].text
 
 
+def test_outline_title_is_not_taken_from_a_line_of_code_that_ends_with_it():
+    # tcolorbox.pdf: the bookmark "Library `poster'" whose chapter page prints "21 Library" /
+    # "LIBposter" (no line ends with the title) and, below, the code line that loads it: the
+    # section is named by the bookmark, not by the code.
+    p = pages("Front matter\n",
+              "21 Library\nLIBposter\nThe main purpose of this library is posters.\n"
+              "\\tcbuselibrary{poster}\nMore about posters.\n21.1 Overview\nOverview text.")
+    outline = [Entry("Library `poster'", 1, 2), Entry("Overview", 2, 2)]
+    secs = build_sections(p, outline=outline)
+    assert [s.heading_path[-1:] for s in secs] == [(), ("Library `poster'",),
+                                                  ("21.1 Overview",)]
+    assert secs[1].text == "More about posters."
+    # The same for "\\PoemTitle{Fleas}" and "key=dot"; "4.20 \\tcbox Specials" keeps its
+    # line (the bookmark has the backslash too).
+    p = pages("Intro\n", "\\PoemTitle{Fleas}\nAdam had 'em.\nkey=dot\nA dot.\n"
+              "4.20 \\tcbox Specials\nSpecial keys.")
+    secs = build_sections(p, outline=[Entry("Fleas", 1, 2), Entry("dot", 1, 2),
+                                      Entry("\\tcbox Specials", 1, 2)])
+    assert [s.title for s in secs[1:]] == ["Fleas", "dot", "4.20 \\tcbox Specials"]
+    assert [s.text for s in secs[1:]] == ["Adam had 'em.", "A dot.", "Special keys."]
+    # A heading after a number still wins over a later line with the title alone.
+    p = pages("Intro\n", "1.1 Scope\nScope text.\nScope\nA table cell above.")
+    secs = build_sections(p, outline=[Entry("Scope", 1, 2)])
+    assert secs[1].title == "1.1 Scope" and secs[1].text.startswith("Scope text.")
+
+
 def test_pdf_code_run_and_aligned_table():
     text = ("Example program follows.\n from reportlab.pdfgen import canvas\n def hello(c):\n"
             " c.drawString(100,100,\"Hello\")\n c = canvas.Canvas(\"hello.pdf\")\n"
