@@ -108,10 +108,22 @@ STRUCTURE_QUESTION = re.compile("|".join([
 ]), re.IGNORECASE)
 
 
+# A part named by what it is about, not by its title: "the chapter on ...", "the part about
+# ...", "the section that ...", "讲……的那一章", "那部分". Unless the question asks about it as
+# a whole (asks_whole), it asks what the part holds: its sub-outline answers it.
+REFERS_TO_PART = re.compile(
+    r"\b(?:the|this|that|which|what)\s+(?:[\w-]+\s+){0,2}(?:sub)?(?:chapter|section|part|appendix)"
+    r"\s+(?:on|about|that|which|where|for|covering|dealing|describing|explaining|devoted|with|"
+    r"listing)\b"
+    r"|(?:那|这)(?:一)?(?:个)?(?:章|节|小节|部分|篇|附录)", re.IGNORECASE)
+
+
 def asks_structure(question: str) -> bool:
     """Whether the question asks which part of a document is about something, or what its
-    parts are ("Which chapter covers ..., and what are its sections?", "讲……的是哪一章？")."""
-    return STRUCTURE_QUESTION.search(question) is not None
+    parts are ("Which chapter covers ..., and what are its sections?", "讲……的是哪一章？"),
+    or what a part named by its subject holds (REFERS_TO_PART)."""
+    return STRUCTURE_QUESTION.search(question) is not None or (
+        REFERS_TO_PART.search(question) is not None and not asks_whole(question))
 
 
 # A question that asks about a part as a whole (its start, middle and end, not one fact in

@@ -172,6 +172,23 @@ def test_asks_structure_when_the_parts_are_asked_for_by_a_list():
         assert not asks_structure(q), q
 
 
+def test_asks_structure_of_a_part_named_by_its_subject():
+    """A part named by what it is about ("the chapter on ...", "讲……的那一章") is asked
+    about for what it holds, unless the question asks about it as a whole (then it gets a
+    spread of the part instead)."""
+    for q in ("What does the chapter on large-format conference displays cover?",
+              "How is the chapter on defining your own commands organized?",
+              "Which tools does the manual compare itself with in the chapter on competitors?",
+              "讲日常给机器打补丁、升级的那一章，都回答了哪些问题？",
+              "演示各种项目怎么打包的那一章覆盖了哪些构建方式？"):
+        assert asks_structure(q) and not asks_whole(q), q
+    for q in ("Summarize the whole section on keeping objects safe.",
+              "请完整介绍 update 那一部分",
+              "How do I number sections in an article?",
+              "How do I change the part of the header that shows the date?"):
+        assert not asks_structure(q), q
+
+
 def test_windows_by_meaning_alone_get_in_where_the_budget_has_room():
     """A paraphrase shares few words with its answer: the window nearest the question by
     meaning (meant) is not among the fused windows. From policy.meant_from tokens up it goes
