@@ -30,6 +30,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 # Between two words, this ends a sentence (or a line / list item).
 _SENTENCE_END = re.compile(r"[.!?;。！？；]|\n")
 _PROSE_END = re.compile(r"[.!?。！？]")
+# A list item's marker, before its text on the line.
+_LIST_MARKER = re.compile(r"\s*(?:\d{1,3}[.)]|[-*•])\s*")
 # Unsettled text longer than this is read anyway (a Chinese run without punctuation).
 _MAX_UNSETTLED = 48
 
@@ -171,9 +173,34 @@ class RepetitionDetector:
             if len(seen) + 1 >= repeats:
                 self.cut = self._starts[seen[1]] if len(seen) > 1 else self._starts[indexes[0]]
                 return True
+        cycle = self._cycle(words)
+        if cycle is not None:
+            self.cut = self._line_start(self._starts[cycle])
+            return True
         self._sentences.append((words, indexes[0]))
         self._long.append((words, indexes[0]))
         return False
+
+    def _cycle(self, words: tuple[str, ...]) -> int | None:
+        """A cycle of long sentences said a third time: the long sentences so far end with
+        one run of p >= 2 sentences said twice and this sentence starts it again (A B A B A,
+        whatever short pieces, list numbers or citations, lie between: "4. A. 5. B [nope!
+        10 times] 6. A."); real text that repeats one sentence three times in a row (p = 1)
+        is left to long_repeats. The word index where the run's second saying begins."""
+        keys = [key for key, _ in self._long] + [words]
+        n = len(keys)
+        for p in range(2, (n - 1) // 2 + 1):
+            tail = keys[n - 1 - 2 * p:]
+            if None in tail or len(set(tail[:p])) < 2:
+                continue
+            if all(tail[k] == tail[k + p] for k in range(p + 1)):
+                return self._long[n - 1 - p][1]
+        return None
+
+    def _line_start(self, at: int) -> int:
+        """at, or the start of its line where only a list marker ("6. ", "- ") is before it."""
+        start = self.text.rfind("\n", 0, at) + 1
+        return start if _LIST_MARKER.fullmatch(self.text[start:at]) else at
 
     def _cut_at(self, repeat: int, period: int) -> None:
         """Cut where the repeat starting at word index repeat begins, moved on to the first

@@ -152,3 +152,27 @@ def test_a_loop_in_a_numbered_list_with_changing_citations_is_cut():
     assert detector.cut is not None
     kept = detector.kept()
     assert kept.count("see Section for details") == 1 and len(kept) < len(text) / 2
+
+
+def test_a_cycle_of_two_list_items_said_a_third_time_is_cut():
+    """SmolLM2 on debian-policy.pdf, "What does the chapter on the Debian archive cover?" (a
+    real answer, shortened): two items said again and again under new numbers, with a short
+    fragment after each second item; neither item is said four times before the answer runs
+    out of tokens, so only the cycle (A B A B A) shows the loop. The cut keeps one saying of
+    each, and no dangling list number."""
+    a = ("The section where you can find more information about building and installing "
+         "Linux distributions [makes it easier for people who want to build their own].")
+    b = ("The sections that cover how to install a new package, which is covered by the "
+         "chapter on Debian-Archive [nope! 10 times in one]")
+    text = ("The chapter on the Debian archive covers a wide range of topics, including:\n"
+            "1. The package that contains all the information about packages [p. 7]\n"
+            + "".join(f"{2 * i + 2}. {a}\n{2 * i + 3}. {b}\n" for i in range(3))
+            + "The chapters covering all these topics are not included here.\n")
+    detector = feed(text)
+    assert detector.cut is not None
+    kept = detector.kept()
+    assert kept.count(a) == 1 and kept.count(b) == 1 and kept.endswith(b)
+    # Real text that says one sentence between others twice, or a refrain in two places of
+    # a longer text, is not a cycle.
+    twice = f"1. {a}\n2. {b}\n3. {a}\n4. {b}\n5. Something else entirely follows here now.\n"
+    assert feed(twice).cut is None
