@@ -56,7 +56,13 @@ class PreviousPassages:
 
     def to_list(self) -> list:
         """JSON form: [[doc, section, blocks or None], ...]."""
-        return [[k, i, None if b is None else list(b)] for k, i, b in self.refs]
+        return passages_json(self.refs)
+
+
+def passages_json(refs: Sequence[PassageRef]) -> list:
+    """Passage refs as JSON: [[doc, section, blocks or None], ...] (normalize_passages
+    reads them back)."""
+    return [[k, i, None if b is None else list(b)] for k, i, b in refs]
 
 
 def normalize_passages(previous: Sequence) -> list[PassageRef]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from docchat.backends import Message
-from docchat.context.carry import PassageRef, normalize_passages
+from docchat.context.carry import PassageRef, normalize_passages, passages_json
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +55,10 @@ class TurnPacked:
     def to_metrics(self) -> dict:
         """The keys Conversation.from_turns() reads back from an answer's metrics."""
         out = {"system_message": self.system, "turn_message": self.message,
-               "turn_passages": [[k, i, None if b is None else list(b)]
-                                 for k, i, b in self.passages],
+               "turn_passages": passages_json(self.passages),
                "compacted": self.compacted, "outline_budget": self.outline_budget}
         if self.chosen:
-            out["turn_chosen"] = [[k, i, None if b is None else list(b)]
-                                  for k, i, b in self.chosen]
+            out["turn_chosen"] = passages_json(self.chosen)
         if self.reread_tokens:
             out["context_compacted"] = {"turns": self.compacted,
                                         "tokens_read_again": self.reread_tokens}
