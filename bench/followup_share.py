@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SETS = ["questions", "fresh", "tune2", "blind", "blind2", "blind3"]  # bench/eval/*.json, tuning now
+SETS = ["questions", "fresh", "tune2", "blind", "blind2", "blind3", "blind4", "blind5"]  # tuning now
 CHILD = """
 import runpy, sys
 from docchat.answer import qa
