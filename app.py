@@ -54,7 +54,8 @@ def ask(store: SessionStore, sid: str | None, question: str, docs: list, backend
                          documents=docs, backend=backend, options=options,
                          db_path=str(settings.db), asked_at=ASKED_AT,
                          owner=st.session_state["client"],
-                         warm_start=session.warmed(prefetched(str(settings.db)), sid, docs))
+                         warm_start=session.warmed(prefetched(str(settings.db)), sid, docs),
+                         done=prefetched(str(settings.db)))
     sidebar.one_question_only()
     return None
 

@@ -15,6 +15,9 @@ reports their recall per budget:
 - ``time:S``: the tokens that take S of the first question's reading time, read after the
   cached conversation (``FOLLOWUP_SHARE_OF = "time"``: the counter's RateMeter span,
   SmolLM2-135M's 3,073 tokens);
+- ``tokens:S+ahead:A``: as ``tokens:S``, with A of the first question's budget read ahead
+  after each answer (``qa.READ_AHEAD_SHARE``: turn_packing.read_ahead, taken as read by
+  the time the user asks, as when they read the answer first);
 - ``before:REV``: the packer and bench of commit REV, from a temporary git worktree, with
   their own follow-up rule (``--followups app``): what the issue calls "today's" follow-up
   recall is ``before:d755020``, the last commit before issue 21's work.
@@ -37,12 +40,17 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SETS = ["questions", "fresh", "tune2", "blind", "blind2", "blind3", "blind4", "blind5"]  # tuning now
+# bench/eval/*.json, tuning now
+SETS = ["questions", "fresh", "tune2", "blind", "blind2", "blind3", "blind4", "blind5"]
 CHILD = """
 import runpy, sys
 from docchat.answer import qa
-mode, share = sys.argv[1].split(":")
-qa.FOLLOWUP_NEW_SHARE, qa.FOLLOWUP_SHARE_OF = float(share), mode
+for part in sys.argv[1].split("+"):
+    mode, share = part.split(":")
+    if mode == "ahead":
+        qa.READ_AHEAD_SHARE = float(share)
+    else:
+        qa.FOLLOWUP_NEW_SHARE, qa.FOLLOWUP_SHARE_OF = float(share), mode
 sys.argv = [sys.argv[2]] + sys.argv[3:]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -97,7 +105,9 @@ def recall(args: list[str], files: list[Path], root: Path) -> dict:
     for f in files:
         args = [*args, "--questions", str(f)]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(args, capture_output=True, text=True, check=True, env=env, cwd=root)
+    out = subprocess.run(args, capture_output=True, text=True, env=env, cwd=root)
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(args[:4])}... failed:\n{out.stderr[-3000:]}")
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     per_set, total = {}, {}
     for name, s in summary["sets"].items():

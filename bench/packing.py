@@ -423,9 +423,16 @@ def append_pack(docs, item: Item, budget: int, counter, kwargs: dict, users: lis
     qa.ask(conversation=...): each user turn of the history in turn, its answer the
     history's next message, each turn's budget from qa.turn_budget within an APP_WINDOW
     window; then the question itself (timed)."""
+    from dataclasses import replace
+
+    from docchat.answer import qa
     from docchat.answer.qa import Budget, turn_budget
     from docchat.context.conversation import Conversation
     from docchat.context.turn_packing import pack_turn
+    try:
+        from docchat.context.turn_packing import read_ahead
+    except ImportError:  # an earlier commit's packer
+        read_ahead = None
 
     base = Budget(max(APP_WINDOW, budget + MAX_NEW), budget + MAX_NEW, budget, None, None,
                   False)
@@ -433,13 +440,20 @@ def append_pack(docs, item: Item, budget: int, counter, kwargs: dict, users: lis
     conv = Conversation()
 
     def packed(question: str):
-        got, new = turn_budget(counter, conv, question, MAX_NEW, base)
-        return pack_turn(docs, question, counter, conv, context_window=got.context_window,
+        c = conv
+        if getattr(qa, "ahead_held", None) is not None:  # as qa.ask does
+            c = qa.ahead_held(counter, conv, base, MAX_NEW)
+        got, new = turn_budget(counter, c, question, MAX_NEW, base)
+        return pack_turn(docs, question, counter, c, context_window=got.context_window,
                          new_tokens=new, **opts)
 
     for k in users:
         answer = item.history[k + 1].content if k + 1 < len(item.history) else ""
         conv = conv.then(packed(item.history[k].content), answer)
+        ahead = getattr(qa, "READ_AHEAD_SHARE", 0.0)
+        if ahead > 0 and read_ahead is not None:  # the app's read-ahead, while the user reads
+            conv = replace(conv, ahead=read_ahead(docs, counter, conv, int(ahead * budget),
+                                                  **opts))
     t = time.perf_counter()
     p = packed(item.question)
     return p, (time.perf_counter() - t) * 1000

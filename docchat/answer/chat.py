@@ -305,8 +305,10 @@ class Generations:
     def start(self, generation: Generation, make_answer: AnswerFactory,
               open_store: Callable[[], object], save_interval: float = 0.5,
               sources: Callable[[str, object], list[dict]] | None = None,
-              marks: Callable[[str, object], dict | None] | None = None) -> Generation:
-        """Run generation in a daemon thread; it leaves the registry once saved."""
+              marks: Callable[[str, object], dict | None] | None = None,
+              after: Callable[[Generation], None] | None = None) -> Generation:
+        """Run generation in a daemon thread; it leaves the registry once saved, then
+        ``after`` runs in that thread (the read-ahead for the next question)."""
         with self._lock:
             current = self._by_session.get(generation.session_id)
             if current is not None and not current.done:
@@ -315,9 +317,17 @@ class Generations:
             self._by_session[generation.session_id] = generation
         thread = threading.Thread(
             target=generation.run, name=f"docchat-answer-{generation.turn_id}", daemon=True,
-            args=(make_answer, open_store, save_interval, self._remove, sources, marks))
+            args=(make_answer, open_store, save_interval, self._ended(after), sources, marks))
         thread.start()
         return generation
+
+    def _ended(self, after: Callable[[Generation], None] | None
+               ) -> Callable[[Generation], None]:
+        def ended(generation: Generation) -> None:
+            self._remove(generation)
+            if after is not None:
+                after(generation)
+        return ended
 
     def _remove(self, generation: Generation) -> None:
         with self._lock:

@@ -50,6 +50,11 @@ FOLLOWUP_NEW_SHARE = 0.25
 # meter). bench/followup_share.py measures follow-up recall under each.
 FOLLOWUP_SHARE_OF = "tokens"
 FOLLOWUP_MIN_EVIDENCE = 64
+# Excerpts read ahead for the next turn (turn_packing.read_ahead, while the user reads the
+# answer) are used when the backend's cache holds at least this share of their tokens.
+AHEAD_HELD = 0.9
+# How much to read ahead, as a share of a first question's budget in tokens (0: never).
+READ_AHEAD_SHARE = 0.0
 TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own count
 # The first question a backend reads has only the load-time probe and the warm start to go
 # by, both read with nothing else going on; in the app the page is drawn while the question
@@ -157,7 +162,35 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
     # Never so little that the packer compacts only because reading is slow now (a busy
     # machine): it compacts when the turns and question leave less than min_new_evidence.
     floor = prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK
-    return _fitted(base, max(prompt, prior + new, floor), max_new), new
+    # Excerpts read ahead come on top: already read, so the turn may hold them besides its
+    # share; the packer takes that room away again where it does not use them.
+    ahead = conversation.ahead
+    extra = backend.count_prompt_tokens([Message("user", ahead.text)]) if ahead else 0
+    return _fitted(base, max(prompt, prior + new, floor) + extra, max_new), new
+
+
+def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
+               max_new: int = 0) -> Conversation:
+    """The conversation with its excerpts read ahead only where the backend's cache holds
+    them (AHEAD_HELD of their tokens at least; a backend that does not say is taken to):
+    a question asked before the read-ahead was done would read them on top of its own;
+    and, given the first question's budget (base), only where the window still has room
+    for a follow-up's own share after them (else that turn would compact, and send them
+    no more)."""
+    ahead = conversation.ahead
+    if ahead is None:
+        return conversation
+    messages = conversation.messages_ahead()
+    total = backend.count_prompt_tokens(messages)
+    extra = total - backend.count_prompt_tokens(conversation.messages())
+    held = _cached(backend, messages, total, total)
+    room = True
+    if base is not None and base.prompt_budget is not None:
+        share = int(FOLLOWUP_NEW_SHARE * base.prompt_budget)
+        room = total + share + POLICY.min_new_evidence + max_new <= base.window
+    if room and held >= total - (1 - AHEAD_HELD) * extra:
+        return conversation
+    return replace(conversation, ahead=None)
 
 
 def _new_share(backend, first_budget: int, start: int) -> int:
@@ -432,6 +465,7 @@ def _turn_plan(documents: Sequence[Document], question: str, backend: Backend,
                conversation: Conversation, *, search, max_new: int, budget: Budget,
                store) -> _Plan:
     """pack_turn()'s arguments: the turn's budget (turn_budget) and its conversation."""
+    conversation = ahead_held(backend, conversation, budget, max_new)
     budget, new_tokens = turn_budget(backend, conversation, question, max_new, budget)
     options: dict = {"search": search, "max_new_tokens": max_new, "new_tokens": new_tokens,
                      "store": store}

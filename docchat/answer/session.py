@@ -139,12 +139,18 @@ def conversation_for(turns: Sequence, warm_start: Warmed | None = None):
 
 def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequence,
                    options: AskOptions, db_path: str, started_at: float | None = None,
-                   warm_start: Warmed | None = None) -> chat.AnswerFactory:
+                   warm_start: Warmed | None = None, ahead=None) -> chat.AnswerFactory:
     """The call to docchat.answer.qa.ask for one question, run later in the answer's thread.
     The conversation is append-only (docchat/context/conversation.py): the earlier turns
     (``turns``, as stored) are sent exactly as they were, so the backend reads only the new
-    turn; a first question starts with its warm start's system message (conversation_for)."""
+    turn; a first question starts with its warm start's system message (conversation_for);
+    ``ahead``, the excerpts read ahead after the last answer (Conversation.ahead), may start
+    the new turn."""
     conversation = conversation_for(turns, warm_start)
+    if ahead is not None and conversation.turns:
+        from dataclasses import replace
+
+        conversation = replace(conversation, ahead=ahead)
     doc_ids = [d.id for d in documents]
 
     def make(cancel: threading.Event, on_queue: Callable[[int], None]):
@@ -178,10 +184,14 @@ def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequen
 def start_answer(*, store, running: chat.Generations, session_id: str, question: str,
                  documents: Sequence, backend, options: AskOptions, db_path: str,
                  asked_at: float, owner: str = "",
-                 warm_start: Warmed | None = None) -> chat.Generation:
+                 warm_start: Warmed | None = None, done: dict | None = None
+                 ) -> chat.Generation:
     """Save the question and an empty answer, then write the answer in the background; the
     page follows the returned Generation. ``asked_at`` (perf_counter) is when the user asked;
-    ``warm_start`` what session.warm sent for it (warmed(done, session, documents))."""
+    ``warm_start`` what session.warm sent for it (warmed(done, session, documents)).
+    ``done``, the warm starts' record: once the answer is saved, what the next question
+    would read next is read ahead into the backend's cache (read_ahead_after), and a next
+    question finds it there."""
     from docchat.library.store import SessionStore
 
     turns = store.turns(session_id)
@@ -189,12 +199,71 @@ def start_answer(*, store, running: chat.Generations, session_id: str, question:
     turn_id = store.add_turn(session_id, "assistant", "", status="streaming")
     g = chat.Generation(session_id, turn_id, question, owner=owner)
     g.submitted_at = asked_at
+    ahead = None if done is None else done.get(_ahead_key(session_id, documents))
     make = answer_factory(documents, question, chat.TimedBackend(backend, g), turns=turns,
                           options=options, db_path=db_path, started_at=asked_at,
-                          warm_start=warm_start)
+                          warm_start=warm_start,
+                          ahead=ahead[1] if ahead and ahead[0] == len(turns) else None)
+    after = None if done is None else read_ahead_after(
+        backend, session_id=session_id, documents=documents, options=options,
+        db_path=db_path, done=done)
     running.start(g, make, lambda: SessionStore.open(db_path),
-                  sources=chat.source_finder(documents), marks=chat.mark_finder(documents))
+                  sources=chat.source_finder(documents), marks=chat.mark_finder(documents),
+                  after=after)
     return g
+
+
+def _ahead_key(session_id: str, documents: Sequence) -> tuple:
+    return ("ahead", session_id, tuple(d.id for d in documents))
+
+
+def read_ahead_after(backend, *, session_id: str, documents: Sequence, options: AskOptions,
+                     db_path: str, done: dict) -> Callable[[chat.Generation], None]:
+    """What runs once an answer is saved (in its thread): the excerpts the last question
+    would have been given next (turn_packing.read_ahead: qa.READ_AHEAD_SHARE of a first
+    question's budget), sent to the backend to read while the user reads the answer, and
+    kept in ``done`` for the session's next question (with the count of turns it follows).
+    Nothing for a stopped or failed answer, a backend without a cache to warm, or no
+    target (the whole window)."""
+    from docchat.answer import qa
+
+    def after(g: chat.Generation) -> None:
+        if g.status != "done" or qa.READ_AHEAD_SHARE <= 0 or not documents or \
+                getattr(backend, "prefetch", None) is None:
+            return
+        try:
+            _read_ahead(backend, session_id, documents, options, db_path, done)
+        except Exception:  # the edge: a read-ahead is an optimisation, never an error
+            logger.exception("reading ahead for session %s failed", session_id)
+
+    return after
+
+
+def _read_ahead(backend, session_id: str, documents: Sequence, options: AskOptions,
+                db_path: str, done: dict) -> None:
+    from dataclasses import replace
+
+    from docchat.answer import qa
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import read_ahead
+    from docchat.library.store import SessionStore
+
+    store = SessionStore.open(db_path)
+    turns = store.turns(session_id)
+    conversation = Conversation.from_turns(turns)
+    budget = options.budget(backend)
+    if not conversation.turns or budget.prompt_budget is None:
+        return
+    kwargs: dict = {"search": store.searcher([d.id for d in documents]), "store": store}
+    if not qa.dense_ready(documents, store):
+        kwargs["embedder"] = None
+    ahead = read_ahead(list(documents), backend, conversation,
+                       int(qa.READ_AHEAD_SHARE * budget.prompt_budget),
+                       max_new_tokens=options.max_new_tokens(), **kwargs)
+    if ahead is None:
+        return
+    backend.prefetch(replace(conversation, ahead=ahead).messages_ahead())
+    done[_ahead_key(session_id, documents)] = (len(turns), ahead)
 
 
 @dataclass(frozen=True)

@@ -66,12 +66,24 @@ class TurnPacked:
 
 
 @dataclass(frozen=True)
+class Ahead:
+    """Excerpts read ahead for the next turn while the user reads the answer (the
+    backend's prefetch of messages() + [user: text]): the passages the last question
+    would have been given next, and the start of a user message holding them. A next
+    question still about the window's passages starts its message with them (pack_turn),
+    so the backend has already read them; any other question leaves them out."""
+    passages: tuple[PassageRef, ...]
+    text: str  # prompts.context_block("", their excerpts): how the next message starts
+
+
+@dataclass(frozen=True)
 class Conversation:
     """The session so far: its system message and its turns as sent."""
     system: str = ""  # "" before the first question (the packer builds it)
     turns: tuple[SentTurn, ...] = ()
     compacted: int = 0  # the first turns sent without their excerpts
     outline_budget: int = 0  # the outline's token budget in the system message
+    ahead: Ahead | None = None  # excerpts read ahead for the next turn, if any
 
     def messages(self, compacted: int | None = None) -> list[Message]:
         """[system, user 1, assistant 1, ...]: what the next prompt starts with (with the
@@ -81,6 +93,12 @@ class Conversation:
         for i, t in enumerate(self.turns):
             out += [t.user(i < k), Message("assistant", t.answer)]
         return out
+
+    def messages_ahead(self) -> list[Message]:
+        """messages(), then the start of the next user message read ahead (if any): what
+        the backend's cache holds once the read-ahead is done."""
+        out = self.messages()
+        return [*out, Message("user", self.ahead.text)] if self.ahead else out
 
     def history(self) -> list[Message]:
         """The plain questions and answers (for the search's queries)."""
@@ -102,7 +120,7 @@ class Conversation:
         """The conversation after a turn packed by pack_turn() and answered."""
         t: TurnPacked = packed.turn
         return replace(self, system=t.system, compacted=t.compacted,
-                       outline_budget=t.outline_budget,
+                       outline_budget=t.outline_budget, ahead=None,
                        turns=(*self.turns, SentTurn(t.question, t.message, answer, t.passages,
                                                     t.chosen)))
 

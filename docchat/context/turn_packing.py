@@ -16,11 +16,18 @@ from docchat.backends import Message
 from docchat.context import prompts, selection
 from docchat.context.budget import EvidenceBudget, outline_budget
 from docchat.context.carry import existing_passages, leans_back, still_relevant
-from docchat.context.conversation import Conversation, TurnPacked
+from docchat.context.conversation import Ahead, Conversation, TurnPacked
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
 from docchat.context.embeddings import Embedder, EmbeddingStore
 from docchat.context.outline import STRUCTURE_PARTS, Outline, build_outline, focus_outline
-from docchat.context.packing import Dropped, PackedContext, PromptCounter, _Ask, _limits
+from docchat.context.packing import (
+    Dropped,
+    PackedContext,
+    PromptCounter,
+    _Ask,
+    _limits,
+    _names,
+)
 from docchat.context.passages import Passage, render_passages
 from docchat.context.policy import POLICY, PackingPolicy
 from docchat.context.retrieval import SearchFn, doc_key
@@ -33,6 +40,9 @@ logger = logging.getLogger(__name__)
 # append again (measured: in a 3,072-token window whose first question took 2,947, every
 # follow-up compacted and read ~2,340 tokens again).
 COMPACT_FILL = 0.75
+# Tokens a question adds to a prompt beyond its text (chat template, headers): room left
+# when a read-ahead is packed within the conversation's own tokens.
+TEMPLATE_ROOM = 64
 # The shorter forms of a turn (PackedContext.shorter), as shares of its new excerpts'
 # tokens: a read cut at the first-token deadline keeps the most of them it can read.
 SHORTER_SHARES = (0.85, 0.7, 0.55, 0.4, 0.25)
@@ -89,6 +99,12 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     # What the window is about: its passages, and those a read cut at the deadline left out.
     about = existing_passages(documents, ask.names, conversation.about(win.compacted))
     on_topic = bool(here) and still_relevant(documents, rel.sections, about, question, policy)
+    lead = _lead(ask, conversation, win, on_topic, here)
+    if conversation.ahead is not None:  # qa.turn_budget gave room for them besides the share
+        cost = ask.counter.text(conversation.ahead.text) + policy.block_gap
+        if room.avail - cost < policy.min_new_evidence:
+            lead = []  # the window is too full for them and new excerpts
+        room.take("read ahead" if lead else "read ahead, not used", cost)
     if new_tokens is not None and on_topic:
         asked = fixed - backend.count_prompt_tokens(win.prior)  # the question's own tokens
         room.take("follow-up share", max(0, room.avail - (new_tokens - asked)))
@@ -105,18 +121,79 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
         had = win.present.get((i, pos), set())
         win.present[(i, pos)] = (None if p.blocks is None or had is None or (i, pos) not in grow
                                  else had | set(p.blocks))
+    for i, pos, p in lead:  # sent now: never chosen again (a section not grown stays so)
+        had = win.present.get((i, pos), set())
+        win.present[(i, pos)] = None if p.blocks is None or had is None else had | set(
+            p.blocks)
     carried = _carried(ask, conversation, win, rel, room) if win.reread else []
     picked, focus = _choose(ask, rel, room, win, outline, carried)
     where = {doc_key(d, i): i for i, d in enumerate(documents)}
     scores = {(where[k], idx): sc for (k, idx), sc in rel.sections.items() if k in where}
     order = selection.order(documents, ask.names, picked, (), by_rank=True, scores=scores)
-    msgs, tokens, user = _render(ask, win, picked, order, focus, limit, rel.terms)
+    msgs, tokens, user = _render(ask, win, picked, order, focus, limit, rel.terms, lead)
     limits = (window, limit, budget, max_new_tokens, cap)
     packed = _turn_packed(ask, conversation, win, msgs, tokens, user, picked, order, outline,
-                          limits)
+                          limits, lead)
     return replace(packed, shorter=tuple(
-        _turn_packed(ask, conversation, win, m, t, u, p, order, outline, limits)
-        for m, t, u, p in _shorter(ask, win, picked, order, focus)))
+        _turn_packed(ask, conversation, win, m, t, u, p, order, outline, limits, lead)
+        for m, t, u, p in _shorter(ask, win, picked, order, focus, lead)))
+
+
+def read_ahead(documents: Sequence[Document], backend: PromptCounter,
+               conversation: Conversation, tokens: int, *, max_new_tokens: int = 512,
+               **kwargs) -> Ahead | None:
+    """What to read ahead for the next turn once an answer has ended: the excerpts the last
+    question would have been given next (pack_turn of that question again, with tokens
+    more for its new excerpts: the continuation of its sections, then its next best), as
+    the start of a user message. None where there is nothing (no turns, no new excerpt) or
+    where the window is too full to add them without compacting."""
+    if not conversation.turns or tokens <= 0:
+        return None
+    question = conversation.turns[-1].question
+    prior = backend.count_prompt_tokens([*conversation.messages(), Message("user", question)])
+    packed = pack_turn(documents, question, backend, conversation,
+                       context_window=prior + tokens + TEMPLATE_ROOM + max_new_tokens,
+                       max_new_tokens=max_new_tokens, new_tokens=tokens, **kwargs)
+    turn = packed.turn
+    if turn.compacted != conversation.compacted or not turn.passages:
+        return None
+    text = _ahead_text(documents, turn.passages, prompts.question_language(question))
+    return Ahead(turn.passages, text) if text else None
+
+
+def _ahead_text(documents: Sequence[Document], refs: Sequence, lang: str) -> str:
+    """The start of a user message holding these passages (as _user renders them first)."""
+    found = existing_passages(documents, _names(documents), refs)
+    if len(found) != len(refs):
+        return ""
+    return prompts.context_block("", render_passages(documents, [(i, p) for i, _, p in found],
+                                                     lang), lang)
+
+
+def _lead(ask: _Ask, conversation: Conversation, win: _Window, on_topic: bool,
+          here: Sequence[tuple]) -> list[tuple[int, int, Passage]]:
+    """The passages read ahead (conversation.ahead) that this turn starts with: all of
+    them, where the question is still about the window's passages (here), nothing was
+    compacted, none of them is in the window already and they render as they were read
+    (in the question's language); else none."""
+    ahead = conversation.ahead
+    if ahead is None or not on_topic or win.reread or not conversation.turns:
+        return []
+    found = existing_passages(ask.documents, ask.names, ahead.passages)
+    if len(found) != len(ahead.passages) or _ahead_text(ask.documents, ahead.passages,
+                                                        ask.lang) != ahead.text:
+        return []
+    shown: dict[tuple[int, int], set[int] | None] = {}
+    for i, pos, p in here:
+        had = shown.get((i, pos), set())
+        shown[(i, pos)] = None if p.blocks is None or had is None else had | set(p.blocks)
+    for i, pos, p in found:
+        if (i, pos) not in shown:
+            continue
+        had = shown[(i, pos)]
+        if had is None or p.blocks is None or set(p.blocks) & had:
+            return []  # already in the window: the prompt would repeat it
+    return found
 
 
 def _compact(ask: _Ask, conversation: Conversation, system: str, limit: int) -> _Window:
@@ -213,11 +290,15 @@ def _user(ask: _Ask, excerpts: str, focus: str, system: str) -> str:
 
 
 def _render(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str,
-            limit: int, qterms: list[str]) -> tuple[list[Message], int, str]:
-    """Render the new user message, count the prompt, and shrink the new passages (then
-    drop the focus outline) until it fits."""
+            limit: int, qterms: list[str], lead: Sequence[tuple] = ()
+            ) -> tuple[list[Message], int, str]:
+    """Render the new user message (the passages read ahead first, as they were read),
+    count the prompt, and shrink the new passages (then drop the focus outline) until it
+    fits."""
+    first = [(i, p) for i, _, p in lead]
     while True:
-        excerpts = render_passages(ask.documents, selection.ordered(order, picked), ask.lang)
+        excerpts = render_passages(ask.documents, [*first, *selection.ordered(order, picked)],
+                                   ask.lang)
         user = _user(ask, excerpts, focus, win.prior[0].content)
         msgs = [*win.prior, Message("user", user)]
         tokens = ask.backend.count_prompt_tokens(msgs)
@@ -231,7 +312,8 @@ def _render(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, f
             focus = ""
 
 
-def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str
+def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str,
+             lead: Sequence[tuple] = ()
              ) -> list[tuple[list[Message], int, str, list[list[Passage]]]]:
     """The turn with only its first new excerpts, about SHORTER_SHARES of theirs in
     tokens (at least one excerpt; distinct, longest first): (messages, tokens, user
@@ -249,7 +331,8 @@ def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, 
             continue
         seen.add(k)
         kept = ordered[:k]
-        excerpts = render_passages(ask.documents, kept, ask.lang)
+        excerpts = render_passages(ask.documents, [(i, p) for i, _, p in lead] + kept,
+                                   ask.lang)
         user = _user(ask, excerpts, focus, win.prior[0].content)
         msgs = [*win.prior, Message("user", user)]
         part = [[p for i, p in kept if i == d] for d in range(len(picked))]
@@ -259,16 +342,18 @@ def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, 
 
 def _turn_packed(ask: _Ask, conversation: Conversation, win: _Window, msgs: list[Message],
                  tokens: int, user: str, picked: list[list[Passage]], order: list,
-                 outline: Outline, limits: tuple) -> PackedContext:
+                 outline: Outline, limits: tuple, lead: Sequence[tuple] = ()
+                 ) -> PackedContext:
     """The PackedContext of the turn: what the window holds (earlier turns' passages and
-    the new ones) and what this turn sent (PackedContext.turn)."""
+    the new ones: those read ahead first) and what this turn sent (PackedContext.turn)."""
     window, limit, budget, max_new, cap = limits
     docs, names = ask.documents, ask.names
-    new = [(names[i], p.section.index, p.blocks) for i, p in selection.ordered(order, picked)]
+    shown = [(i, p) for i, _, p in lead] + selection.ordered(order, picked)
+    new = [(names[i], p.section.index, p.blocks) for i, p in shown]
     earlier = conversation.present(win.compacted)
     passages = [*earlier, *new]
     where = {n: i for i, n in enumerate(names)}
-    pages = {(names[i], pg) for i, ps in enumerate(picked) for p in ps for pg in p.pages}
+    pages = {(names[i], pg) for i, p in shown for pg in p.pages}
     for i, _, p in existing_passages(docs, names, earlier):
         pages.update((names[i], pg) for pg in p.pages)
     sections = list(dict.fromkeys((k, idx) for k, idx, _ in passages))

@@ -153,3 +153,51 @@ def test_a_text_document_link_finds_the_page_holding_the_passage():
                               "support": "The lid is blue."}]}
     target = session.page_target([T(1, {"checks": checks})], [notes], "t1s0")
     assert target.page == 2 and target.passage == "The lid is blue."
+
+
+def test_after_an_answer_what_comes_next_is_read_ahead_and_starts_a_follow_up(tmp_path,
+                                                                               monkeypatch):
+    """Once an answer is saved, the excerpts its question would have got next are sent to
+    the backend to read (after the conversation as stored) while the user reads; the next
+    question, still on the topic, starts its turn with exactly them."""
+    import time
+    from pathlib import Path
+
+    from docchat.answer import qa
+    from docchat.backends import Message
+    from docchat.library.documents import ingest_path
+
+    monkeypatch.setattr(qa, "READ_AHEAD_SHARE", 0.25)
+    db = str(tmp_path / "s.db")
+    store = SessionStore.open(db)
+    backend = Warmable(reply="You may convey verbatim copies [p. 1].", prefill_tps=20000)
+    data = Path(__file__).resolve().parents[1] / "data" / "summarize" / "GPL-3.txt"
+    doc = ingest_path(store, data, tokenizer=backend).document
+    sid = store.create_session()
+    store.attach(sid, doc.id)
+    running, done = Generations(), {}
+    options = session.AskOptions(preset="raw", ttft_target=0.2)
+
+    def ask(question: str):
+        g = session.start_answer(store=store, running=running, session_id=sid,
+                                 question=question, documents=[doc], backend=backend,
+                                 options=options, db_path=db, asked_at=time.perf_counter(),
+                                 done=done)
+        assert g.join(20) and g.status == "done"
+        return store.turns(sid)[-1]
+
+    ask("What may I do when I convey verbatim copies of the program?")
+    key = ("ahead", sid, (doc.id,))
+    for _ in range(200):
+        if key in done:
+            break
+        time.sleep(0.05)
+    follows, ahead = done[key]
+    assert follows == 2 and ahead.passages
+    assert backend.sent[-1][-1] == Message("user", ahead.text)  # after the stored turns
+    second = ask("And may I charge a fee for those copies?")
+    assert second.metrics["turn_message"].startswith(ahead.text)
+    sent = [(k, i, None if b is None else tuple(b))
+            for k, i, b in second.metrics["turn_passages"]]
+    assert sent[:len(ahead.passages)] == [
+        (k, i, None if b is None else tuple(b)) for k, i, b in ahead.passages]

@@ -176,3 +176,44 @@ def test_a_share_of_reading_time_gives_fewer_new_tokens_the_longer_the_conversat
     monkeypatch.setattr(qa, "FOLLOWUP_SHARE_OF", "time")
     assert turn_budget(Meter(held=10 ** 6), long_, "And the other one?", 256, b)[1] == int(
         FOLLOWUP_NEW_SHARE * b.prompt_budget)
+
+
+def test_excerpts_read_ahead_come_on_top_of_the_share_only_while_the_cache_holds_them():
+    """A read-ahead (Conversation.ahead) is room besides the follow-up's share, and is used
+    only where the backend's cache holds it: a question asked before it was read would
+    read it on top of its own excerpts."""
+    from dataclasses import replace
+
+    from docchat.answer.qa import ahead_held
+    from docchat.context.conversation import Ahead
+
+    conv = conversation()
+    ahead = replace(conv, ahead=Ahead((("doc", 3, None),), "## Excerpts\n" + "X" * 2000))
+    prior = Meter().count_prompt_tokens(conv.messages())
+    extra = Meter().count_prompt_tokens([Message("user", ahead.ahead.text)])
+    for held in (None, 10 ** 6):
+        backend = Meter(held=held)
+        assert ahead_held(backend, ahead) is ahead
+        without, new = turn_budget(backend, conv, "And the other one?", 256, base(backend))
+        got, new_ahead = turn_budget(backend, ahead, "And the other one?", 256, base(backend))
+        assert new_ahead == new and got.prompt_budget == without.prompt_budget + extra
+    # the cache holds the conversation but only a little of what was read ahead
+    backend = Meter(held=prior + extra // 4)
+    assert ahead_held(backend, ahead).ahead is None
+    assert ahead_held(backend, conv) is conv
+
+
+def test_excerpts_read_ahead_are_left_out_where_the_window_has_no_room_for_a_share_after():
+    from dataclasses import replace
+
+    from docchat.answer.qa import ahead_held
+    from docchat.context.conversation import Ahead
+
+    conv = conversation()
+    ahead = replace(conv, ahead=Ahead((("doc", 3, None),), "## Excerpts\n" + "X" * 2000))
+    backend = Meter()
+    total = backend.count_prompt_tokens(ahead.messages_ahead())
+    roomy = Budget(total + 2000, 1256, 1000, TARGET, 100.0, False)
+    assert ahead_held(backend, ahead, roomy, 256) is ahead
+    full = Budget(total + 300, 1256, 1000, TARGET, 100.0, False)  # no room for 250 + 256
+    assert ahead_held(backend, ahead, full, 256).ahead is None

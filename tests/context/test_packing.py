@@ -968,6 +968,49 @@ def test_a_follow_up_in_another_language_keeps_the_system_message_and_says_the_l
     assert zh.turn.question == "防火墙的日志在哪里？"
 
 
+def test_excerpts_read_ahead_start_the_next_turn_while_it_stays_on_the_topic():
+    """read_ahead, after an answer: the excerpts the last question would have got next, as
+    the start of a user message (what the backend reads while the user reads the answer).
+    A follow-up on the same passages starts its message with exactly them (the prompt
+    extends what was read) and still adds its own share of new excerpts; a new topic, or a
+    question in another language, leaves them out."""
+    from docchat.context.conversation import Conversation
+    from docchat.context.turn_packing import pack_turn, read_ahead
+
+    doc, b = manual(), CharBackend(40000)
+    first = pack_turn([doc], "How is the firewall configured?", b, max_new_tokens=50,
+                      context_window=3000, embedder=None)
+    conv = Conversation().then(first, "Edit the firewall rules file [p. 9].")
+    ahead = read_ahead([doc], b, conv, 1500, max_new_tokens=50, embedder=None)
+    assert ahead is not None and ahead.passages and ahead.text.startswith("## Document excerpts\n")
+    sent = {(i, blk) for _, i, blocks in first.passages for blk in (blocks or range(99))}
+    assert not sent & {(i, blk) for _, i, blocks in ahead.passages
+                       for blk in (blocks or range(99))}
+    read = replace(conv, ahead=ahead)
+    cached = chatml(read.messages_ahead()).removesuffix("<|im_end|>\n")
+    prior = b.count_prompt_tokens(read.messages_ahead())
+
+    def follow(question: str, c: Conversation = read):
+        return pack_turn([doc], question, b, c, max_new_tokens=50, context_window=prior + 2000,
+                         new_tokens=400, embedder=None)
+
+    on = follow("And which firewall settings does the level change?")
+    assert chatml(on.messages).startswith(cached)
+    assert on.turn.passages[:len(ahead.passages)] == ahead.passages
+    assert on.turn.passages[len(ahead.passages):]  # its own new excerpts too, within its share
+    assert on.tokens - prior <= 400 + 8
+    assert on.turn.message.endswith("## Question\nAnd which firewall settings does the level "
+                                    "change?")
+    # Without the read-ahead the same follow-up gets no more than its share.
+    assert follow("And which firewall settings does the level change?", conv).tokens - \
+        b.count_prompt_tokens(conv.messages()) <= 400 + 8
+    for other in ("How are the sound card drivers installed?", "防火墙的规则文件在哪里？"):
+        p = follow(other)
+        assert not p.turn.message.startswith(ahead.text)
+        assert p.messages[:-1] == conv.messages()
+        assert not set(ahead.passages) & set(p.turn.passages[:len(ahead.passages)])
+
+
 def test_a_turn_has_shorter_forms_that_keep_its_first_excerpts():
     """pack_turn gives the turn with only its first new excerpts (best first, partial
     sections too), longest first: what a read cut at the first-token deadline reads."""
