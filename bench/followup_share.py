@@ -15,9 +15,10 @@ reports their recall per budget:
 - ``time:S``: the tokens that take S of the first question's reading time, read after the
   cached conversation (``FOLLOWUP_SHARE_OF = "time"``: the counter's RateMeter span,
   SmolLM2-135M's 3,073 tokens);
-- ``tokens:S+ahead:A``: as ``tokens:S``, with A of the first question's budget read ahead
-  after each answer (``qa.READ_AHEAD_SHARE``: turn_packing.read_ahead, taken as read by
-  the time the user asks, as when they read the answer first);
+- ``tokens:S+ahead:A[+own:O]``: as ``tokens:S``, with A of the first question's budget read
+  ahead after each answer (``qa.READ_AHEAD_SHARE``: turn_packing.read_ahead, taken as read
+  by the time the user asks, as when they read the answer first), and a follow-up that
+  starts with them adding O of it of its own (``qa.AHEAD_NEW_SHARE``; default S);
 - ``before:REV``: the packer and bench of commit REV, from a temporary git worktree, with
   their own follow-up rule (``--followups app``): what the issue calls "today's" follow-up
   recall is ``before:d755020``, the last commit before issue 21's work.
@@ -49,6 +50,8 @@ for part in sys.argv[1].split("+"):
     mode, share = part.split(":")
     if mode == "ahead":
         qa.READ_AHEAD_SHARE = float(share)
+    elif mode == "own":
+        qa.AHEAD_NEW_SHARE = float(share)
     else:
         qa.FOLLOWUP_NEW_SHARE, qa.FOLLOWUP_SHARE_OF = float(share), mode
 sys.argv = [sys.argv[2]] + sys.argv[3:]

@@ -20,6 +20,8 @@ of the app would meet them (docchat.answer.qa.ask, preset raw, the default first
    average; then, once the embedding is done, a second question (dense scores back?).
    Variants: "yielding" (the embedding pauses while the backend reads or generates, the
    default) and "not yielding" (``embeddings.warm(..., yield_to=None)``, as before).
+After each answer, what the chat page reads ahead for the next question is read while the
+user reads (``--read-ahead``, ``--reading``: the next question comes once it is read).
 Goals: evidence <= 1 s; first token <= 15 s at the default target; each follow-up's first
 token <= 25% of the first question's; Stop <= 0.5 s in either phase.
 
@@ -83,15 +85,21 @@ class StoredTurn:
 
 
 def run_question(documents, question, backend, store, turns, target, new_tokens,
-                 whole_window=False, warm_start=None):
+                 whole_window=False, warm_start=None, ahead=None):
     """Ask one question as the chat page does (append-only: the conversation from the stored
-    turns and, for the first question, the warm start's system message:
-    docchat.answer.session.answer_factory); (result row, answer)."""
+    turns and, for the first question, the warm start's system message, and what was read
+    ahead after the last answer: docchat.answer.session.answer_factory); (result row,
+    answer)."""
+    from dataclasses import replace
+
     from docchat.answer.session import conversation_for
 
     doc_ids = [d.id for d in documents]
+    conversation = conversation_for(turns, warm_start)
+    if ahead is not None and conversation.turns:
+        conversation = replace(conversation, ahead=ahead)
     started = time.perf_counter()
-    answer = ask(documents, question, backend, conversation=conversation_for(turns, warm_start),
+    answer = ask(documents, question, backend, conversation=conversation,
                  preset="raw", overrides={"max_new_tokens": new_tokens}, ttft_target=target,
                  whole_window=whole_window, started_at=started,
                  search=store.searcher(doc_ids), embedding_store=store)
@@ -108,8 +116,29 @@ def run_question(documents, question, backend, store, turns, target, new_tokens,
            "prefill_s": None if m.get("prefill_ms") is None else round(m["prefill_ms"] / 1000, 2),
            "budget": m["budget"]["prompt_budget"], "rate": m["budget"]["rate"],
            "read_s": m["budget"].get("read_s"), "prefill_threads": m.get("prefill_threads"),
-           "completion_tokens": m["completion_tokens"]}
+           "completion_tokens": m["completion_tokens"],
+           "read_ahead_used": bool(ahead is not None and answer.packed is not None
+                                   and answer.packed.turn is not None
+                                   and answer.packed.turn.message.startswith(ahead.text))}
     return row, answer
+
+
+def read_ahead_while_reading(backend, doc, turns, store, args) -> tuple[dict | None, object]:
+    """What the chat page reads ahead after an answer (session.prefetch_ahead), read while
+    the user reads the answer (up to --reading seconds); (its figures, the Ahead)."""
+    from docchat.answer import session
+    from docchat.context.conversation import Conversation
+
+    options = session.AskOptions(preset="raw", overrides={"max_new_tokens": args.new_tokens},
+                                 ttft_target=args.target)
+    t = time.perf_counter()
+    ahead = session.prefetch_ahead(backend, [doc], Conversation.from_turns(turns), options,
+                                   store, share=args.read_ahead)
+    if ahead is None:
+        return None, None
+    read = backend.wait_prefetch(args.reading)
+    return {"tokens": backend.count_tokens(ahead.text), "passages": len(ahead.passages),
+            "seconds": round(time.perf_counter() - t, 2), "done": read}, ahead
 
 
 def raw_prefill(raw, tokens: list[int], reused: int) -> dict:
@@ -376,6 +405,13 @@ def main() -> None:
                          "still being computed (a 1,000-page upload: minutes)")
     ap.add_argument("--only-yielding", action="store_true",
                     help="--after-upload: the app's variant only (the embedding yielding)")
+    ap.add_argument("--read-ahead", type=float, default=None,
+                    help="share of a first question's budget read ahead after each answer "
+                         "(default: the app's, qa.READ_AHEAD_SHARE; 0: none)")
+    ap.add_argument("--reading", type=float, default=20.0,
+                    help="seconds the user reads an answer before the next question, at most "
+                         "(the read-ahead is read meanwhile; the next question comes as soon "
+                         "as it is done)")
     ap.add_argument("--variant", choices=("yielding", "not-yielding"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variant:  # one after-upload run, in the process after_upload_runs started
@@ -429,14 +465,18 @@ def main() -> None:
             backend.wait_prefetch(120)  # the user typing the question meanwhile
             warmed = {"tokens": int(backend.llama.n_tokens),
                       "seconds": round(time.perf_counter() - t, 2)}
-    rows, turns, answers = [], [], []
-    for q in questions:
+    rows, turns, answers, ahead = [], [], [], None
+    for k, q in enumerate(questions):
         row, answer = run_question([doc], q, backend, store, turns, args.target,
-                                   args.new_tokens, warm_start=None if turns else warm_start)
+                                   args.new_tokens, warm_start=None if turns else warm_start,
+                                   ahead=ahead)
         rows.append(row)
         answers.append(answer)
         turns += [StoredTurn("user", q), StoredTurn("assistant", answer.text,
                                                     metrics=answer.metrics)]
+        if k + 1 < len(questions):  # as the chat page does once the answer is saved
+            row["read_ahead"], ahead = read_ahead_while_reading(backend, doc, turns, store,
+                                                                args)
     if not args.no_raw:
         raw = load_llama(settings.model or bundled_model_path(), settings.n_ctx,
                          settings.n_threads)
@@ -456,6 +496,7 @@ def main() -> None:
         "prefill_rate_at_start": rate_at_start, "load_s": round(load_s, 2),
         "ingest_s": round(ingest_s, 2), "embed_s": round(embed_s, 2),
         "warm_start": warmed, "questions": rows, "stops": stops,
+        "read_ahead_share": read_ahead_share(args),
         "follow_up_ratios": [None if f is None else round(f, 3) for f in follow],
         "goals": GOALS,
         "met": {
@@ -482,6 +523,12 @@ def main() -> None:
               f"{r['prompt_tokens']:7,} {r['new']:6,} {r['reused']:7,} "
               f"{(r['prefill_s'] or 0):7.2f}s {r.get('raw_full_s', 0):7.2f}s "
               f"{r.get('raw_new_s', 0):7.2f}s {r['budget'] or 'whole':>7}")
+    for i, r in enumerate(rows):
+        if r.get("read_ahead"):
+            a = r["read_ahead"]
+            print(f"after #{i}: read ahead {a['tokens']:,} tokens ({a['passages']} passages) in "
+                  f"{a['seconds']} s{'' if a['done'] else ' (not done)'}; used by #{i + 1}: "
+                  f"{'yes' if rows[i + 1]['read_ahead_used'] else 'no'}")
     print("\nfollow-up first token / first question's: "
           + ", ".join("–" if f is None else f"{f:.0%}" for f in follow))
     for s in stops:
@@ -491,6 +538,12 @@ def main() -> None:
               f"(read {s['read_when_stopped']} of {s['prompt_tokens']} prompt tokens, "
               f"{s['pieces_before_stop']} pieces shown)")
     print("\ngoals met: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in out["met"].items()))
+
+
+def read_ahead_share(args) -> float:
+    from docchat.answer import qa
+
+    return qa.READ_AHEAD_SHARE if args.read_ahead is None else args.read_ahead
 
 
 def halt_s(stop: dict) -> float:

@@ -55,6 +55,10 @@ FOLLOWUP_MIN_EVIDENCE = 64
 AHEAD_HELD = 0.9
 # How much to read ahead, as a share of a first question's budget in tokens (0: never).
 READ_AHEAD_SHARE = 0.0
+# A follow-up's own new tokens after excerpts read ahead (None: FOLLOWUP_NEW_SHARE): less,
+# for the excerpts it starts with are read already. Without them (a new topic, a question
+# asked before they were read) it keeps FOLLOWUP_NEW_SHARE.
+AHEAD_NEW_SHARE: float | None = None
 TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own count
 # The first question a backend reads has only the load-time probe and the warm start to go
 # by, both read with nothing else going on; in the app the page is drawn while the question
@@ -158,7 +162,8 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
     if not conversation.turns:
         return _fitted(base, max(prompt, base.prompt_budget), max_new), None
     need = backend.count_prompt_tokens([Message("user", question)])
-    new = max(_new_share(backend, base.prompt_budget, prior), need + FOLLOWUP_MIN_EVIDENCE)
+    new = max(_new_share(backend, base.prompt_budget, prior, conversation.ahead is not None),
+              need + FOLLOWUP_MIN_EVIDENCE)
     # Never so little that the packer compacts only because reading is slow now (a busy
     # machine): it compacts when the turns and question leave less than min_new_evidence.
     floor = prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK
@@ -193,13 +198,15 @@ def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
     return replace(conversation, ahead=None)
 
 
-def _new_share(backend, first_budget: int, start: int) -> int:
-    """A follow-up's new tokens: FOLLOWUP_NEW_SHARE of a first question's budget, in tokens
-    or (FOLLOWUP_SHARE_OF = "time") in reading time, read after ``start`` earlier tokens."""
+def _new_share(backend, first_budget: int, start: int, ahead: bool = False) -> int:
+    """A follow-up's new tokens: FOLLOWUP_NEW_SHARE (AHEAD_NEW_SHARE after excerpts read
+    ahead) of a first question's budget, in tokens or (FOLLOWUP_SHARE_OF = "time") in
+    reading time, read after ``start`` earlier tokens."""
+    share = FOLLOWUP_NEW_SHARE if not ahead or AHEAD_NEW_SHARE is None else AHEAD_NEW_SHARE
     meter = getattr(backend, "rate_meter", None)
     if FOLLOWUP_SHARE_OF != "time" or meter is None or not getattr(meter, "span", None):
-        return int(FOLLOWUP_NEW_SHARE * first_budget)
-    return meter.tokens_for(FOLLOWUP_NEW_SHARE * meter.work(0, first_budget), start)
+        return int(share * first_budget)
+    return meter.tokens_for(share * meter.work(0, first_budget), start)
 
 
 def _cached(backend, messages: list[Message], prior: int, assume: int) -> int:

@@ -241,29 +241,39 @@ def read_ahead_after(backend, *, session_id: str, documents: Sequence, options: 
 
 def _read_ahead(backend, session_id: str, documents: Sequence, options: AskOptions,
                 db_path: str, done: dict) -> None:
-    from dataclasses import replace
-
-    from docchat.answer import qa
     from docchat.context.conversation import Conversation
-    from docchat.context.turn_packing import read_ahead
     from docchat.library.store import SessionStore
 
     store = SessionStore.open(db_path)
     turns = store.turns(session_id)
-    conversation = Conversation.from_turns(turns)
+    ahead = prefetch_ahead(backend, documents, Conversation.from_turns(turns), options, store)
+    if ahead is not None:
+        done[_ahead_key(session_id, documents)] = (len(turns), ahead)
+
+
+def prefetch_ahead(backend, documents: Sequence, conversation, options: AskOptions, store,
+                   share: float | None = None):
+    """The read-ahead after the conversation's last answer (turn_packing.read_ahead, share
+    of a first question's budget: qa.READ_AHEAD_SHARE), sent to the backend's prefetch
+    after the conversation; the Ahead sent, or None."""
+    from dataclasses import replace
+
+    from docchat.answer import qa
+    from docchat.context.turn_packing import read_ahead
+
     budget = options.budget(backend)
-    if not conversation.turns or budget.prompt_budget is None:
-        return
+    share = qa.READ_AHEAD_SHARE if share is None else share
+    if not conversation.turns or budget.prompt_budget is None or share <= 0:
+        return None
     kwargs: dict = {"search": store.searcher([d.id for d in documents]), "store": store}
     if not qa.dense_ready(documents, store):
         kwargs["embedder"] = None
     ahead = read_ahead(list(documents), backend, conversation,
-                       int(qa.READ_AHEAD_SHARE * budget.prompt_budget),
+                       int(share * budget.prompt_budget),
                        max_new_tokens=options.max_new_tokens(), **kwargs)
-    if ahead is None:
-        return
-    backend.prefetch(replace(conversation, ahead=ahead).messages_ahead())
-    done[_ahead_key(session_id, documents)] = (len(turns), ahead)
+    if ahead is not None:
+        backend.prefetch(replace(conversation, ahead=ahead).messages_ahead())
+    return ahead
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,12 @@ the window fills, the oldest turns' excerpts are dropped in one step (their ques
 answers stay): the prompt then differs from the cached one after the system message, and
 that one re-read is reported (PackedContext.reread_tokens).
 
+Read-ahead: once an answer is saved, the excerpts its question would have got next are
+read by the backend after the conversation, as the start of the next user message
+(Conversation.ahead, turn_packing.read_ahead). A next question still about the window's
+passages starts its message with exactly them, so only its own excerpts and the question are
+read when it is asked.
+
 The stored form (an answer's metrics, written by qa.ask): "system_message", "turn_message"
 (the user message as sent), "turn_passages" (the passages its excerpts hold) and
 "compacted" (how many first turns are sent without their excerpts from then on).

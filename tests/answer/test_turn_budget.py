@@ -217,3 +217,20 @@ def test_excerpts_read_ahead_are_left_out_where_the_window_has_no_room_for_a_sha
     assert ahead_held(backend, ahead, roomy, 256) is ahead
     full = Budget(total + 300, 1256, 1000, TARGET, 100.0, False)  # no room for 250 + 256
     assert ahead_held(backend, ahead, full, 256).ahead is None
+
+
+def test_a_follow_up_after_excerpts_read_ahead_adds_its_own_smaller_share(monkeypatch):
+    from dataclasses import replace
+
+    from docchat.answer import qa
+    from docchat.context.conversation import Ahead
+
+    monkeypatch.setattr(qa, "AHEAD_NEW_SHARE", 0.1)
+    backend = Meter(held=10 ** 6)
+    conv = conversation()
+    ahead = replace(conv, ahead=Ahead((("doc", 3, None),), "## Excerpts\n" + "X" * 2000))
+    b = base(backend)
+    assert turn_budget(backend, conv, "And the other one?", 256, b)[1] == int(
+        FOLLOWUP_NEW_SHARE * b.prompt_budget)
+    assert turn_budget(backend, ahead, "And the other one?", 256, b)[1] == int(
+        0.1 * b.prompt_budget)
