@@ -54,11 +54,15 @@ FOLLOWUP_MIN_EVIDENCE = 64
 # answer) are used when the backend's cache holds at least this share of their tokens.
 AHEAD_HELD = 0.9
 # How much to read ahead, as a share of a first question's budget in tokens (0: never).
-READ_AHEAD_SHARE = 0.0
 # A follow-up's own new tokens after excerpts read ahead (None: FOLLOWUP_NEW_SHARE): less,
 # for the excerpts it starts with are read already. Without them (a new topic, a question
-# asked before they were read) it keeps FOLLOWUP_NEW_SHARE.
-AHEAD_NEW_SHARE: float | None = None
+# asked before they were read) it keeps FOLLOWUP_NEW_SHARE. bench/followup_share.py
+# (2026-12-04, 159 follow-ups of the tuning sets; bench/README.md "Read-ahead"): 0.30 read
+# ahead and 0.10 of its own keep follow-up recall at 2k/4k/8k at 0.561/0.774/0.837, above
+# the 0.530/0.748/0.836 of the packer before issue 21, with a third of the tokens to read
+# when the follow-up is asked.
+READ_AHEAD_SHARE = 0.30
+AHEAD_NEW_SHARE: float | None = 0.10
 TEMPLATE_SLACK = 16  # chat-template tokens a new message adds beyond its own count
 # The first question a backend reads has only the load-time probe and the warm start to go
 # by, both read with nothing else going on; in the app the page is drawn while the question

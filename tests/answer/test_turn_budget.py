@@ -178,14 +178,18 @@ def test_a_share_of_reading_time_gives_fewer_new_tokens_the_longer_the_conversat
         FOLLOWUP_NEW_SHARE * b.prompt_budget)
 
 
-def test_excerpts_read_ahead_come_on_top_of_the_share_only_while_the_cache_holds_them():
+def test_excerpts_read_ahead_come_on_top_of_the_share_only_while_the_cache_holds_them(
+        monkeypatch):
     """A read-ahead (Conversation.ahead) is room besides the follow-up's share, and is used
     only where the backend's cache holds it: a question asked before it was read would
     read it on top of its own excerpts."""
     from dataclasses import replace
 
+    from docchat.answer import qa
     from docchat.answer.qa import ahead_held
     from docchat.context.conversation import Ahead
+
+    monkeypatch.setattr(qa, "AHEAD_NEW_SHARE", None)  # the same share with or without
 
     conv = conversation()
     ahead = replace(conv, ahead=Ahead((("doc", 3, None),), "## Excerpts\n" + "X" * 2000))
