@@ -365,9 +365,10 @@ RATE_QUESTIONS = ["Summarise the whole policy on maintainer scripts.",
 
 def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float,
             seed_db: Path | None = None, conversation: bool = True,
-            own_session: bool = False, typing_s: float = 0.0) -> dict:
+            own_session: bool = False, typing_s: float = 0.0, reading_s: float = 0.0) -> dict:
     """The app on doc: a first question and three follow-ups, Stop while reading and while
     writing (conversation), then the reading rate idle and with the page read every 200 ms.
+    reading_s: seconds the user reads each answer before asking the next question.
     seed_db: a store to start from (one that holds the document's vectors: the upload then
     finds them, as after an earlier upload of the same file). typing_s: seconds between the
     upload's end and the first question (0: asked the moment the upload is stored, before
@@ -382,10 +383,11 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
         proc, url = start("app.py", data, threads, own_session)
         db = data / "docchat.db"
         out = {"document": doc.name, "threads": threads or "app default",
-               "own_session": own_session, "typing_s": typing_s}
+               "own_session": own_session, "typing_s": typing_s, "reading_s": reading_s}
         try:
             if conversation:
-                out.update(doc_conversation(browser, url, doc, db, proc.pid, typing_s))
+                out.update(doc_conversation(browser, url, doc, db, proc.pid, typing_s,
+                                            reading_s))
             out["reading"] = doc_rates(browser, url, doc, db, rates, window_s)
         finally:
             stop_server(proc)
@@ -405,9 +407,9 @@ def doc_run(browser, doc: Path, threads: str | None, rates: int, window_s: float
 
 
 def doc_conversation(browser, url: str, doc: Path, db: Path, pid: int,
-                     typing_s: float = 0.0) -> dict:
-    """A first question (typing_s after the upload), three follow-ups; Stop while writing,
-    then while reading."""
+                     typing_s: float = 0.0, reading_s: float = 0.0) -> dict:
+    """A first question (typing_s after the upload), three follow-ups, each asked reading_s
+    after the answer before it ended; Stop while writing, then while reading."""
     from bench.halt import HaltWatch
 
     page, _ = open_page(browser, url)
@@ -415,7 +417,9 @@ def doc_conversation(browser, url: str, doc: Path, db: Path, pid: int,
     limit_answers_doc(page, 48)
     page.wait_for_timeout(typing_s * 1000)
     rows = []
-    for q in DOC_QUESTIONS:
+    for k, q in enumerate(DOC_QUESTIONS):
+        if k:
+            page.wait_for_timeout(reading_s * 1000)
         rows.append(doc_question(page, q, db))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     with HaltWatch(pid) as watch:
@@ -464,7 +468,7 @@ def doc_main(args) -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         out = doc_run(browser, args.doc, args.threads, args.rates, args.window, args.seed_db,
-                      not args.rates_only, args.own_session, args.typing)
+                      not args.rates_only, args.own_session, args.typing, args.reading)
         browser.close()
     out["load_before"] = load_before
     out["goals"] = DOC_GOALS
@@ -500,7 +504,8 @@ def doc_main(args) -> int:
 
 def print_conversation(out: dict) -> None:
     print(f"upload (vectors found or made) {out['upload_s']} s; first question asked "
-          f"{out.get('typing_s', 0):g} s after it")
+          f"{out.get('typing_s', 0):g} s after it; each follow-up {out.get('reading_s', 0):g} s after "
+          "the answer before it")
     print("| # | evidence s | first char s | backend TTFT s | prompt | new | reused | budget |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for i, r in enumerate(out["questions"]):
@@ -546,6 +551,9 @@ def main() -> int:
     ap.add_argument("--typing", type=float, default=0.0,
                     help="--doc: seconds from the upload's end to the first question (a user "
                          "typing it; default 0: at once, before the warm start has read)")
+    ap.add_argument("--reading", type=float, default=0.0,
+                    help="--doc: seconds the user reads each answer before the next question "
+                         "(what the app reads ahead meanwhile; default 0: at once)")
     ap.add_argument("--window", type=float, default=8.0,
                     help="--doc: seconds of reading timed per rate sample")
     args = ap.parse_args()
