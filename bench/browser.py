@@ -504,8 +504,8 @@ def doc_main(args) -> int:
 
 def print_conversation(out: dict) -> None:
     print(f"upload (vectors found or made) {out['upload_s']} s; first question asked "
-          f"{out.get('typing_s', 0):g} s after it; each follow-up {out.get('reading_s', 0):g} s after "
-          "the answer before it")
+          f"{out.get('typing_s', 0):g} s after it; each follow-up "
+          f"{out.get('reading_s', 0):g} s after the answer before it")
     print("| # | evidence s | first char s | backend TTFT s | prompt | new | reused | budget |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for i, r in enumerate(out["questions"]):
