@@ -246,16 +246,18 @@ def _read_ahead(backend, session_id: str, documents: Sequence, options: AskOptio
 
     store = SessionStore.open(db_path)
     turns = store.turns(session_id)
-    ahead = prefetch_ahead(backend, documents, Conversation.from_turns(turns), options, store)
+    ahead = prefetch_ahead(backend, documents, Conversation.from_turns(turns), options, store,
+                           still=lambda: len(store.turns(session_id)) == len(turns))
     if ahead is not None:
         done[_ahead_key(session_id, documents)] = (len(turns), ahead)
 
 
 def prefetch_ahead(backend, documents: Sequence, conversation, options: AskOptions, store,
-                   share: float | None = None):
+                   share: float | None = None, still: Callable[[], bool] = lambda: True):
     """The read-ahead after the conversation's last answer (turn_packing.read_ahead, share
     of a first question's budget: qa.READ_AHEAD_SHARE), sent to the backend's prefetch
-    after the conversation; the Ahead sent, or None."""
+    after the conversation unless ``still()`` says a next question came meanwhile (its
+    cache must not be replaced by the older conversation); the Ahead sent, or None."""
     from dataclasses import replace
 
     from docchat.answer import qa
@@ -271,8 +273,9 @@ def prefetch_ahead(backend, documents: Sequence, conversation, options: AskOptio
     ahead = read_ahead(list(documents), backend, conversation,
                        int(share * budget.prompt_budget),
                        max_new_tokens=options.max_new_tokens(), **kwargs)
-    if ahead is not None:
-        backend.prefetch(replace(conversation, ahead=ahead).messages_ahead())
+    if ahead is None or not still():
+        return None
+    backend.prefetch(replace(conversation, ahead=ahead).messages_ahead())
     return ahead
 
 

@@ -135,6 +135,43 @@ def test_foreground_busy_while_a_prefetch_warms_the_cache():
     assert seen == [True] and not FOREGROUND.busy
 
 
+def test_a_prefetch_queued_behind_an_answer_gives_way_to_a_question_waiting_after_it():
+    """A read-ahead queued behind an answer must not run once the next question waits: it
+    would replace that question's cache with the older conversation."""
+    import threading
+    import time
+
+    from docchat.backends.base import StreamingBackend
+
+    warmed = []
+
+    class Warming(EchoBackend):
+        supports_prefetch = True
+        prefetch = StreamingBackend.prefetch  # the real one (echo's only records)
+
+        def _prefix(self, messages):
+            return messages
+
+        def _warm(self, request, prepared, interrupted):
+            warmed.append(prepared)
+
+    backend = Warming(reply="one two three four")
+    first = backend.stream(ask(max_new_tokens=4))
+    next(first)  # holds the backend's turn
+    backend.prefetch([Message("user", "read ahead")])
+    second = threading.Thread(target=lambda: list(backend.stream(ask(max_new_tokens=2))))
+    second.start()
+    for _ in range(200):
+        if backend.queue.depth >= 3:
+            break
+        time.sleep(0.01)
+    first.close()
+    second.join(10)
+    assert backend.wait_prefetch(10) and warmed == []
+    backend.prefetch([Message("user", "read ahead")])  # with nothing after it: read
+    assert backend.wait_prefetch(10) and warmed == [[Message("user", "read ahead")]]
+
+
 def test_rate_meter_with_a_span_budgets_long_prompts_at_their_own_speed():
     """A 64-token probe at 137 tok/s does not promise 15 s x 137 = 2,055 tokens: with the
     model's attention span each later token costs more, and a prompt as long as a
