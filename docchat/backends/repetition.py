@@ -30,6 +30,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 # Between two words, this ends a sentence (or a line / list item).
 _SENTENCE_END = re.compile(r"[.!?;。！？；]|\n")
 _PROSE_END = re.compile(r"[.!?。！？]")
+_CLAUSE_END = re.compile(r"[;；]")
 # A list item's marker, before its text on the line.
 _LIST_MARKER = re.compile(r"\s*(?:\d{1,3}[.)]|[-*•])\s*")
 # Unsettled text longer than this is read anyway (a Chinese run without punctuation).
@@ -159,8 +160,13 @@ class RepetitionDetector:
         sentence must end on its punctuation, outside a code fence."""
         indexes, self._sentence = self._sentence, []
         words = tuple(self._words[i] for i in indexes)
-        long = sum(bool(_LETTER.search(w)) for w in words) >= self.policy.min_sentence_words
-        prose = not self._in_code and _PROSE_END.search(after) is not None
+        letters = sum(bool(_LETTER.search(w)) for w in words)
+        long = letters >= self.policy.min_sentence_words
+        # A clause ended by a semicolon is prose too, and so is a line of twice as many words
+        # (a list item without a full stop); a shorter line may be code outside a fence.
+        prose = not self._in_code and (
+            _PROSE_END.search(after) is not None or _CLAUSE_END.search(after) is not None
+            or ("\n" in after and letters >= 2 * self.policy.min_sentence_words))
         if not prose or not long:
             self._sentences.append((None, -1))
             if long:

@@ -176,3 +176,28 @@ def test_a_cycle_of_two_list_items_said_a_third_time_is_cut():
     # a longer text, is not a cycle.
     twice = f"1. {a}\n2. {b}\n3. {a}\n4. {b}\n5. Something else entirely follows here now.\n"
     assert feed(twice).cut is None
+
+
+def test_a_cycle_of_list_items_ended_by_semicolons_and_line_breaks_is_cut():
+    """SmolLM2 on debian-policy.pdf, "What does the chapter on the Debian archive cover?" (a
+    real answer, shortened): three items, the first two ended by semicolons and the third
+    by a line break, said again and again under new numbers, and never with a full stop;
+    the answer ran to its 512-token limit. The cut keeps one saying of each."""
+    a = "The chapter on the deabi-deb and its contents"
+    b = "The section about the Debiase Package (DIP)"
+    c = ("The sections related to the Debit Packages – this includes the DPP_DEB file format "
+         "that is used by packages like dpkg, which has a different version number than the "
+         "original package itself")
+    text = ("The chapter on the Debian archive covers a wide range of topics, including:\n\n"
+            + f"{a}; 2. {b}; 3. {c}\n"
+            + "".join(f"{a}; {3 * i + 5}. {b}; {3 * i + 6}. {c}\n" for i in range(5)))
+    detector = feed(text)
+    assert detector.cut is not None
+    kept = detector.kept()
+    assert kept.count(c) <= 2 and len(kept) < len(text) / 2
+    # A list of different items, each ended by a semicolon or a line break, is not a loop.
+    items = "".join(f"{i}. The {w} package provides the {w} command and its manual pages "
+                    f"for the users of the system and its administrators;\n"
+                    for i, w in enumerate(["tar", "gzip", "bzip2", "xz", "zstd", "lzma"]))
+    assert feed(items).cut is None
+
