@@ -90,14 +90,10 @@ def run_question(documents, question, backend, store, turns, target, new_tokens,
     turns and, for the first question, the warm start's system message, and what was read
     ahead after the last answer: docchat.answer.session.answer_factory); (result row,
     answer)."""
-    from dataclasses import replace
-
     from docchat.answer.session import conversation_for
 
     doc_ids = [d.id for d in documents]
-    conversation = conversation_for(turns, warm_start)
-    if ahead is not None and conversation.turns:
-        conversation = replace(conversation, ahead=ahead)
+    conversation = conversation_for(turns, warm_start, ahead)
     started = time.perf_counter()
     answer = ask(documents, question, backend, conversation=conversation,
                  preset="raw", overrides={"max_new_tokens": new_tokens}, ttft_target=target,

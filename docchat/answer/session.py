@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from docchat.answer import chat
@@ -125,14 +125,17 @@ def warmed(done: dict, session_id: str, documents: Sequence) -> Warmed | None:
     return sent.warmed if sent is not None else None
 
 
-def conversation_for(turns: Sequence, warm_start: Warmed | None = None):
-    """The Conversation a question is packed in: the stored turns as they were sent; for a
+def conversation_for(turns: Sequence, warm_start: Warmed | None = None, ahead=None):
+    """The Conversation a question is packed in: the stored turns as they were sent, with
+    ``ahead``, the excerpts read ahead after the last answer (Conversation.ahead); for a
     first question after a warm start, the system message that start sent (and its outline
     budget), so that the prompt starts with what the backend already read."""
     from docchat.context.conversation import Conversation
 
     conversation = Conversation.from_turns(turns)
-    if conversation.turns or conversation.system or warm_start is None:
+    if conversation.turns:
+        return replace(conversation, ahead=ahead)
+    if conversation.system or warm_start is None:
         return conversation
     return Conversation(system=warm_start.system, outline_budget=warm_start.outline_budget)
 
@@ -146,11 +149,7 @@ def answer_factory(documents: Sequence, question: str, backend, *, turns: Sequen
     turn; a first question starts with its warm start's system message (conversation_for);
     ``ahead``, the excerpts read ahead after the last answer (Conversation.ahead), may start
     the new turn."""
-    conversation = conversation_for(turns, warm_start)
-    if ahead is not None and conversation.turns:
-        from dataclasses import replace
-
-        conversation = replace(conversation, ahead=ahead)
+    conversation = conversation_for(turns, warm_start, ahead)
     doc_ids = [d.id for d in documents]
 
     def make(cancel: threading.Event, on_queue: Callable[[int], None]):
@@ -258,8 +257,6 @@ def prefetch_ahead(backend, documents: Sequence, conversation, options: AskOptio
     of a first question's budget: qa.READ_AHEAD_SHARE), sent to the backend's prefetch
     after the conversation unless ``still()`` says a next question came meanwhile (its
     cache must not be replaced by the older conversation); the Ahead sent, or None."""
-    from dataclasses import replace
-
     from docchat.answer import qa
     from docchat.context.turn_packing import read_ahead
 

@@ -118,13 +118,10 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     grow = selection.to_grow(here, selection.window_positions(documents, rel.own_windows),
                              policy)
     for i, pos, p in here:
-        had = win.present.get((i, pos), set())
-        win.present[(i, pos)] = (None if p.blocks is None or had is None or (i, pos) not in grow
-                                 else had | set(p.blocks))
+        win.present[(i, pos)] = (None if (i, pos) not in grow
+                                 else _union(win.present.get((i, pos), set()), p.blocks))
     for i, pos, p in lead:  # sent now: never chosen again (a section not grown stays so)
-        had = win.present.get((i, pos), set())
-        win.present[(i, pos)] = None if p.blocks is None or had is None else had | set(
-            p.blocks)
+        win.present[(i, pos)] = _union(win.present.get((i, pos), set()), p.blocks)
     carried = _carried(ask, conversation, win, rel, room) if win.reread else []
     picked, focus = _choose(ask, rel, room, win, outline, carried)
     where = {doc_key(d, i): i for i, d in enumerate(documents)}
@@ -157,17 +154,23 @@ def read_ahead(documents: Sequence[Document], backend: PromptCounter,
     turn = packed.turn
     if turn.compacted != conversation.compacted or not turn.passages:
         return None
-    text = _ahead_text(documents, turn.passages, prompts.question_language(question))
-    return Ahead(turn.passages, text) if text else None
+    found = existing_passages(documents, _names(documents), turn.passages)
+    if len(found) != len(turn.passages):
+        return None
+    return Ahead(turn.passages, _ahead_text(documents, found,
+                                            prompts.question_language(question)))
 
 
-def _ahead_text(documents: Sequence[Document], refs: Sequence, lang: str) -> str:
-    """The start of a user message holding these passages (as _user renders them first)."""
-    found = existing_passages(documents, _names(documents), refs)
-    if len(found) != len(refs):
-        return ""
+def _ahead_text(documents: Sequence[Document], found: Sequence[tuple], lang: str) -> str:
+    """The start of a user message holding these passages ((document, position, Passage),
+    as _render puts them first)."""
     return prompts.context_block("", render_passages(documents, [(i, p) for i, _, p in found],
                                                      lang), lang)
+
+
+def _union(had: set[int] | None, blocks: tuple[int, ...] | None) -> set[int] | None:
+    """The blocks of a section shown once these are added (None: all of it)."""
+    return None if blocks is None or had is None else had | set(blocks)
 
 
 def _lead(ask: _Ask, conversation: Conversation, win: _Window, on_topic: bool,
@@ -180,13 +183,12 @@ def _lead(ask: _Ask, conversation: Conversation, win: _Window, on_topic: bool,
     if ahead is None or not on_topic or win.reread or not conversation.turns:
         return []
     found = existing_passages(ask.documents, ask.names, ahead.passages)
-    if len(found) != len(ahead.passages) or _ahead_text(ask.documents, ahead.passages,
+    if len(found) != len(ahead.passages) or _ahead_text(ask.documents, found,
                                                         ask.lang) != ahead.text:
         return []
     shown: dict[tuple[int, int], set[int] | None] = {}
     for i, pos, p in here:
-        had = shown.get((i, pos), set())
-        shown[(i, pos)] = None if p.blocks is None or had is None else had | set(p.blocks)
+        shown[(i, pos)] = _union(shown.get((i, pos), set()), p.blocks)
     for i, pos, p in found:
         if (i, pos) not in shown:
             continue
