@@ -373,17 +373,19 @@ def covering(documents: Sequence[Document], windows: Sequence[Window], qterms: S
     it): the words every candidate holds are the common topic, the rare ones the question's
     other aspects (a two-part question's second place). Greedy coverage, as maximal
     marginal relevance, so the second-best place in another section gets in. aspects (the
-    windows of each part of a question that asks several things): after the best window,
-    each part's best one, then the rest as above."""
+    windows of each part of a question that asks several things, best first): after the
+    best window, each part's best one, then each part's second, up to policy.aspect_top
+    rounds, then the rest as above."""
     if not windows:
         return []
     best = windows[0][4] or 1.0
     pool = [w for w in windows[:policy.cover_pool] if w[4] >= policy.cover_floor * best]
     seeds = [pool[0]]
-    for ws in aspects:
-        w = next(iter(ws), None)
-        if w is not None and all(w[:4] != x[:4] for x in seeds):
-            seeds.append(w)
+    for r in range(policy.aspect_top):
+        for ws in aspects:
+            w = ws[r] if r < len(ws) else None
+            if w is not None and all(w[:4] != x[:4] for x in seeds):
+                seeds.append(w)
     pool = seeds + [w for w in pool if all(w[:4] != x[:4] for x in seeds)]
     qset = set(index_terms(" ".join(qterms)))
     held = [set(index_terms(window_text(documents[w[0]].sections[w[1]], w[2], w[3]))) & qset

@@ -79,6 +79,21 @@ def test_each_part_of_a_question_that_asks_two_things_gets_its_best_window():
     assert order[:2] == [windows[0], (0, 1, 0, 0, 3.0)]
 
 
+def test_each_part_gets_its_next_best_windows_too():
+    """A part's best window is often a near miss (the right words, the wrong place): its
+    second and third best follow the parts' best ones, before the whole question's other
+    windows, though the whole question's ranking leaves them out of its pool."""
+    doc = _doc([("1 Gears", [f"The alpha gear turns {k} times. " + FILLER for k in range(4)]),
+                ("2 Logs", [f"The beta log line {k}. " + FILLER for k in range(3)])])
+    windows = [(0, 0, k, k, 9.0 - k * 0.1) for k in range(4)]
+    second = [(0, 1, 0, 0, 3.0), (0, 1, 1, 1, 2.9), (0, 1, 2, 2, 2.8)]
+    qterms = ["alpha", "gear", "beta", "log"]
+    order = covering([doc], windows, qterms, POLICY, [[windows[0]], second])
+    assert order[:2] == [windows[0], second[0]]
+    assert set(second[1:POLICY.aspect_top]) <= set(order[2:POLICY.aspect_top + 1])
+    assert POLICY.aspect_top >= 2
+
+
 def test_aspects_splits_a_question_that_asks_several_things():
     assert aspects("How do I remove R itself, and how do I remove a single package?") == [
         "How do I remove R itself", "how do I remove a single package"]
