@@ -28,8 +28,11 @@ from docchat.errors import DocchatError
 
 logger = logging.getLogger(__name__)
 
-# Prefill batches are sized to take about this long, so a Stop lands within it.
-BATCH_SECONDS = 0.25
+# Prefill batches are sized to take about this long, so a Stop lands within it. 0.25 ->
+# 0.15 (bench/prefill_batches.py, bench/README.md "Prefill batch length"): beside two
+# half-busy processes (a browser's share) a stop halted the read within 0.067 s at most
+# instead of 0.188, at the same rate (130 tok/s); idle, 2-4% slower reading.
+BATCH_SECONDS = 0.15
 # A read is judged late for its deadline only after this many tokens (its rate by then).
 MIN_LATE_TOKENS = 48
 MIN_BATCH, MAX_BATCH = 8, 512

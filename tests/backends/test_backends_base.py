@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from docchat.backends import GenerationRequest, Message
-from docchat.backends.base import RateMeter, batch_size, common_prefix
+from docchat.backends.base import BATCH_SECONDS, RateMeter, batch_size, common_prefix
 from docchat.backends.echo import EchoBackend
 from docchat.errors import ContextTooLong
 
@@ -82,7 +82,7 @@ def test_simulated_prefill_progress_and_cancel():
 
 def test_helpers():
     assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2 and common_prefix([], [1]) == 0
-    assert batch_size(None) == 32 and batch_size(100.0) == 25
+    assert batch_size(None) == 32 and batch_size(100.0) == int(100 * BATCH_SECONDS)
     assert batch_size(1.0) == 8 and batch_size(1e6) == 512
     meter = RateMeter()
     assert meter.rate is None

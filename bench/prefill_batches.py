@@ -1,0 +1,139 @@
+"""Prefill batch length: reading rate and Stop latency of docchat's batched prompt read.
+
+The llama.cpp backend reads a prompt in batches sized to take about BATCH_SECONDS each and
+checks Stop between them (docchat/backends/llamacpp.py, _read). Shorter batches halt sooner
+and cost some reading speed. For each batch length, interleaved over --runs rounds, on the
+bundled SmolLM2 GGUF:
+
+- rate: a --tokens prompt read from an empty cache, tokens/s;
+- halt: the same read stopped at a random moment 0.3-1.5 s in; seconds from the stop to the
+  read returning (what a Stop click waits for, after it reaches the server).
+
+--busy N keeps N processes spinning 5 ms of every 10 (a browser's share of the cores), as
+the chat page runs beside chromium.
+
+    python3 bench/prefill_batches.py [--seconds 0.25,0.15] [--runs 4] [--busy 0] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from docchat.backends import GenerationRequest, Message  # noqa: E402
+from docchat.backends import llamacpp  # noqa: E402
+from docchat.backends.llamacpp import LlamaCppBackend  # noqa: E402
+from docchat.backends.threads import ThreadChooser  # noqa: E402
+
+
+def _half_busy(stop) -> None:
+    while not stop.is_set():
+        end = time.perf_counter() + 0.005
+        while time.perf_counter() < end:
+            pass
+        time.sleep(0.005)
+
+
+def _fresh_chooser(backend: LlamaCppBackend, seconds: float, sizes: dict) -> None:
+    """A chooser for this batch length, its sizes carried over from an earlier read of the same
+    length (as the app's long-lived backend has them), the cache emptied."""
+    backend.threads = ThreadChooser(llamacpp.prompt_thread_candidates(None, None), seconds,
+                                    (llamacpp.MIN_BATCH, llamacpp.MAX_BATCH))
+    backend.threads.sizes.update(sizes.get(seconds, {}))
+    backend.batch_tokens = None
+    backend.llama.reset()
+
+
+def read_once(backend: LlamaCppBackend, tokens: list[int], seconds: float, sizes: dict,
+              stop_after: float | None) -> dict:
+    """One read; stop_after: seconds into it when Stop comes (None: read to the end)."""
+    _fresh_chooser(backend, seconds, sizes)
+    request = GenerationRequest([Message("user", "x")])
+    stopped = threading.Event()
+    stop_at: list[float] = []
+    if stop_after is not None:
+        def stop() -> None:
+            time.sleep(stop_after)
+            stop_at.append(time.perf_counter())
+            stopped.set()
+        threading.Thread(target=stop, daemon=True).start()
+    started = time.perf_counter()
+    done = backend._read(tokens, len(tokens), request, stopped.is_set)
+    ended = time.perf_counter()
+    sizes[seconds] = dict(backend.threads.sizes)
+    out = {"tokens": done, "seconds": round(ended - started, 3),
+           "batches": len(backend.read_batches),
+           "max_batch_s": round(max((b[3] for b in backend.read_batches), default=0.0), 3)}
+    if stop_after is not None and stop_at:
+        out["halt_s"] = round(ended - stop_at[0], 3)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", default="0.25,0.15", help="batch lengths to compare")
+    ap.add_argument("--runs", type=int, default=4)
+    ap.add_argument("--tokens", type=int, default=2000)
+    ap.add_argument("--busy", type=int, default=0, help="processes half busy meanwhile")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    lengths = [float(s) for s in args.seconds.split(",")]
+    backend = LlamaCppBackend()
+    text = (Path(__file__).resolve().parent / "README.md").read_text(encoding="utf-8")
+    tokens = backend.llama.tokenize(text.encode())[:args.tokens]
+    stop_flag = multiprocessing.Event()
+    busy = [multiprocessing.Process(target=_half_busy, args=(stop_flag,), daemon=True)
+            for _ in range(args.busy)]
+    for p in busy:
+        p.start()
+    rng = random.Random(0)
+    sizes: dict = {}
+    rows: dict[float, dict[str, list]] = {s: {"rate": [], "halt": [], "max_batch": []}
+                                          for s in lengths}
+    try:
+        for s in lengths:  # one read each first: the chooser's sizes, as after the probe
+            read_once(backend, tokens[:600], s, sizes, None)
+        for _ in range(args.runs):
+            for s in lengths:
+                r = read_once(backend, tokens, s, sizes, None)
+                rows[s]["rate"].append(r["tokens"] / r["seconds"])
+                rows[s]["max_batch"].append(r["max_batch_s"])
+                h = read_once(backend, tokens, s, sizes, rng.uniform(0.3, 1.5))
+                rows[s]["halt"].append(h.get("halt_s"))
+    finally:
+        stop_flag.set()
+        for p in busy:
+            p.join(timeout=2)
+    result = {"bench": "prefill_batches", "model": backend.model, "tokens": len(tokens),
+              "runs": args.runs, "busy": args.busy, "cores": os.cpu_count(),
+              "load_average": [round(x, 2) for x in os.getloadavg()], "lengths": {}}
+    for s in lengths:
+        halts = [h for h in rows[s]["halt"] if h is not None]
+        result["lengths"][str(s)] = {
+            "rate_median": round(statistics.median(rows[s]["rate"]), 1),
+            "rates": [round(x, 1) for x in rows[s]["rate"]],
+            "halt_median_s": round(statistics.median(halts), 3) if halts else None,
+            "halt_max_s": round(max(halts), 3) if halts else None,
+            "max_batch_s": round(max(rows[s]["max_batch"]), 3)}
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{len(tokens)}-token read, {args.runs} rounds, {args.busy} half-busy processes")
+    print("| batch s | tok/s (median) | halt median s | halt max s | longest batch s |")
+    print("|---:|---:|---:|---:|---:|")
+    for s, r in result["lengths"].items():
+        print(f"| {s} | {r['rate_median']} | {r['halt_median_s']} | {r['halt_max_s']} | "
+              f"{r['max_batch_s']} |")
+
+
+if __name__ == "__main__":
+    main()
