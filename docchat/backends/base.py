@@ -30,8 +30,9 @@ logger = logging.getLogger(__name__)
 
 # Prefill batches are sized to take about this long, so a Stop lands within it. 0.25 ->
 # 0.15 (bench/prefill_batches.py, bench/README.md "Prefill batch length"): beside two
-# half-busy processes (a browser's share) a stop halted the read within 0.067 s at most
-# instead of 0.188, at the same rate (130 tok/s); idle, 2-4% slower reading.
+# half-busy processes (a browser's share) a stop halted the read in 0.041 s (median; at most
+# 0.082) instead of 0.106 (0.142), idle 0.087 (0.13) instead of 0.111 (0.245), for reading
+# about 3% slower (129 against 133 tok/s busy, 244 against 252 idle).
 BATCH_SECONDS = 0.15
 # A read is judged late for its deadline only after this many tokens (its rate by then).
 MIN_LATE_TOKENS = 48
