@@ -29,8 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from docchat.backends import GenerationRequest, Message  # noqa: E402
-from docchat.backends import llamacpp  # noqa: E402
+from docchat.backends import GenerationRequest, Message, llamacpp  # noqa: E402
 from docchat.backends.llamacpp import LlamaCppBackend  # noqa: E402
 from docchat.backends.threads import ThreadChooser  # noqa: E402
 
