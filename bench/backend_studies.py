@@ -67,14 +67,18 @@ def _ours_decode(backend: LlamaCppBackend, messages: list[Message], n: int) -> t
 
 class HalfBusy:
     """Every core half busy (a process per core spinning 5 ms of each 10): the share of
-    both cores a browser showing the page takes, which no thread count can step around."""
+    both cores a browser showing the page takes, which no thread count can step around.
+    processes: how many such processes (default: one per usable core)."""
 
     CODE = ("import time\nwhile True:\n    t = time.perf_counter()\n"
             "    while time.perf_counter() - t < 0.005: pass\n    time.sleep(0.005)")
 
+    def __init__(self, processes: int | None = None) -> None:
+        self.count = usable_cores() if processes is None else processes
+
     def __enter__(self):
         self.processes = [subprocess.Popen([sys.executable, "-c", self.CODE])
-                          for _ in range(usable_cores())]
+                          for _ in range(self.count)]
         time.sleep(0.5)
         return self
 

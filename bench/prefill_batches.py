@@ -9,16 +9,16 @@ bundled SmolLM2 GGUF:
 - halt: the same read stopped at a random moment 0.3-1.5 s in; seconds from the stop to the
   read returning (what a Stop click waits for, after it reaches the server).
 
---busy N keeps N processes spinning 5 ms of every 10 (a browser's share of the cores), as
-the chat page runs beside chromium.
+--busy N keeps N processes spinning 5 ms of every 10 (bench/backend_studies.HalfBusy: a
+browser's share of the cores), as the chat page runs beside chromium.
 
     python3 bench/prefill_batches.py [--seconds 0.25,0.15] [--runs 4] [--busy 0] [--json]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import multiprocessing
 import os
 import random
 import statistics
@@ -29,17 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.backend_studies import HalfBusy  # noqa: E402
 from docchat.backends import GenerationRequest, Message, llamacpp  # noqa: E402
 from docchat.backends.llamacpp import LlamaCppBackend  # noqa: E402
 from docchat.backends.threads import ThreadChooser  # noqa: E402
-
-
-def _half_busy(stop) -> None:
-    while not stop.is_set():
-        end = time.perf_counter() + 0.005
-        while time.perf_counter() < end:
-            pass
-        time.sleep(0.005)
 
 
 def _fresh_chooser(backend: LlamaCppBackend, seconds: float, sizes: dict) -> None:
@@ -89,16 +82,11 @@ def main() -> None:
     backend = LlamaCppBackend()
     text = (Path(__file__).resolve().parent / "README.md").read_text(encoding="utf-8")
     tokens = backend.llama.tokenize(text.encode())[:args.tokens]
-    stop_flag = multiprocessing.Event()
-    busy = [multiprocessing.Process(target=_half_busy, args=(stop_flag,), daemon=True)
-            for _ in range(args.busy)]
-    for p in busy:
-        p.start()
     rng = random.Random(0)
     sizes: dict = {}
     rows: dict[float, dict[str, list]] = {s: {"rate": [], "halt": [], "max_batch": []}
                                           for s in lengths}
-    try:
+    with HalfBusy(args.busy) if args.busy else contextlib.nullcontext():
         for s in lengths:  # one read each first: the chooser's sizes, as after the probe
             read_once(backend, tokens[:600], s, sizes, None)
         for _ in range(args.runs):
@@ -108,10 +96,6 @@ def main() -> None:
                 rows[s]["max_batch"].append(r["max_batch_s"])
                 h = read_once(backend, tokens, s, sizes, rng.uniform(0.3, 1.5))
                 rows[s]["halt"].append(h.get("halt_s"))
-    finally:
-        stop_flag.set()
-        for p in busy:
-            p.join(timeout=2)
     result = {"bench": "prefill_batches", "model": backend.model, "tokens": len(tokens),
               "runs": args.runs, "busy": args.busy, "cores": os.cpu_count(),
               "load_average": [round(x, 2) for x in os.getloadavg()], "lengths": {}}
