@@ -1,0 +1,134 @@
+"""Where docchat's misses rank: for each tuning question (no history) whose evidence is not all
+in the packed context, where each missing evidence string's place ranked in the scores the
+selection was given.
+
+For every missing string: its section's rank among the fused section scores, and the rank of
+the first window holding it in the whole question's windows, in each part's windows (a question
+that asks several things) and in the windows by meaning alone ("-": in none of them). Then the
+totals: strings missed, those in no window ranking at all, those in no section ranking.
+
+Tuning sets only (the sets bench/packing.py tunes on); a blind set is refused: its questions
+are never looked at one by one.
+
+    python3 bench/miss_ranks.py --kinds paraphrase --budgets 8000 [--verbose] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import packing as bp  # noqa: E402
+from docchat.context import embeddings, selection  # noqa: E402
+
+TUNING_QUESTIONS = ["bench/eval/tune2.json"] + [f"bench/eval/blind{s}.json"
+                                               for s in ("", "2", "3", "4", "5")]
+
+
+class Spy:
+    """selection.select, recording what it was given and chose for the last pack."""
+
+    def __init__(self) -> None:
+        self.real, self.last = selection.select, {}
+
+    def __call__(self, documents, positions, qterms, counter, avail, carry=(), windows=(),
+                 policy=selection.POLICY, present=None, **kw):
+        out = self.real(documents, positions, qterms, counter, avail, carry, windows, policy,
+                        present, **kw)
+        self.last = {"positions": positions, "windows": windows,
+                     "aspects": kw.get("aspects", []), "meant": kw.get("meant", []),
+                     "out": out}
+        return out
+
+
+def locate(docs, evidence: str) -> tuple[int, int, int] | None:
+    """(document, section position, block; -1: across blocks) holding the evidence."""
+    want = bp.squash(evidence)
+    for di, d in enumerate(docs):
+        for p, s in enumerate(d.sections):
+            for b, block in enumerate(s.blocks):
+                if want in bp.squash(block.text):
+                    return di, p, b
+            if want in bp.squash(" ".join(block.text for block in s.blocks)):
+                return di, p, -1
+    return None
+
+
+def window_rank(windows, at: tuple[int, int, int]) -> int | None:
+    di, p, b = at
+    return next((k for k, w in enumerate(windows)
+                 if w[0] == di and w[1] == p and (b < 0 or w[2] <= b <= w[3])), None)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kinds", default="paraphrase")
+    ap.add_argument("--budgets", default="8000")
+    ap.add_argument("--verbose", action="store_true", help="one line per missing string")
+    ap.add_argument("--json", action="store_true")
+    own = ap.parse_args()
+    sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
+                "--followups", "append", "--no-timing"] + [
+        a for q in TUNING_QUESTIONS for a in ("--questions", q)]
+    args = bp.parse_args()
+    if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
+        raise SystemExit("a blind set is in the list: its questions are not looked at")
+    embeddings.configure(argparse.Namespace(embedder=args.embedder))
+    counter, _ = bp.make_counter(args.counter)
+    lib = bp.Library(Path(args.cache))
+    items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
+                                bp.EvalDir(args.eval_dir))
+    kinds = set(own.kinds.split(","))
+    items = [it for it in items if it.kind in kinds and not it.history]
+    bp.prepare_vectors(items, paths, lib)
+    spy = Spy()
+    selection.select = spy
+    totals = {"questions": 0, "missed_questions": 0, "missed_strings": 0,
+              "in_no_window_ranking": 0, "in_no_section_ranking": 0}
+    for it in items:
+        docs = [lib.get(paths[(it.set, k)]) for k in it.docs]
+        for budget in (int(b) for b in own.budgets.split(",")):
+            totals["questions"] += 1
+            spy.last = {}
+            packed, _ = bp.docchat_pack(docs, it, budget, counter, lib.store,
+                                        previous="append")
+            if bp.found(it.evidence, packed.text) or not spy.last:
+                continue
+            totals["missed_questions"] += 1
+            seen = spy.last
+            for ev in it.evidence:
+                if bp.squash(ev) in bp.squash(packed.text):
+                    continue
+                at = locate(docs, ev)
+                if at is None:
+                    continue
+                totals["missed_strings"] += 1
+                scores = seen["positions"][at[0]]
+                ranked = sorted(scores, key=lambda k: -scores[k])
+                section = ranked.index(at[1]) if at[1] in ranked else None
+                win, meant = window_rank(seen["windows"], at), window_rank(seen["meant"], at)
+                parts = [window_rank(w, at) for w in seen["aspects"]]
+                if win is None and meant is None and all(r is None for r in parts):
+                    totals["in_no_window_ranking"] += 1
+                if section is None:
+                    totals["in_no_section_ranking"] += 1
+                if own.verbose:
+                    print(f"{it.set} {budget} {it.id} [{it.kind}] {ev[:50]!r}: section "
+                          f"{section if section is not None else '-'}, window "
+                          f"{win if win is not None else '-'}, parts {parts}, meaning "
+                          f"{meant if meant is not None else '-'}", file=sys.stderr)
+    if own.json:
+        print(json.dumps({"kinds": sorted(kinds), "budgets": own.budgets, **totals}))
+        return
+    print("| questions | missed | strings missed | in no window ranking | in no section ranking |")
+    print("|---:|---:|---:|---:|---:|")
+    print(f"| {totals['questions']} | {totals['missed_questions']} | {totals['missed_strings']}"
+          f" | {totals['in_no_window_ranking']} | {totals['in_no_section_ranking']} |")
+
+
+if __name__ == "__main__":
+    main()
