@@ -35,11 +35,12 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
          "two-section"}
 # file -> (seed, {split: share}); the shares of a file add up to 1.
 # blind.json to blind5.json were run once each and are spent (tuning sets now); blind6.json was
-# run once and is spent (it stays blind: the bench shows its totals only); so was blind7.json;
-# blind8.json is not run.
+# run once and is spent (it stays blind: the bench shows its totals only); so were blind7.json
+# and blind8.json; blind9.json is not run.
 RULES: dict = {"blind6.json": (20261206, {"blind": 1.0}),
                "blind7.json": (20261207, {"blind": 1.0}),
-               "blind8.json": (20261208, {"blind": 1.0})}
+               "blind8.json": (20261208, {"blind": 1.0}),
+               "blind9.json": (20261209, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
