@@ -222,6 +222,33 @@ def test_cancel_during_prefill_stops_early_and_frees_the_queue(backend):
     assert "".join(backend.stream(ask("Say hi.", max_new_tokens=2)))  # the next one runs
 
 
+def test_stop_halts_a_prompt_batch_midway_and_loses_nothing(backend, monkeypatch):
+    """Stop inside one long batch (llama.cpp's abort callback): nothing of the batch stays
+    cached, and the same prompt read again answers as if it had never been stopped."""
+    assert backend.stopper.installed
+    monkeypatch.setattr(backend, "prefill_batch", 1024)  # the whole prompt in one batch
+    backend.llama.reset()
+    request = ask(long_question(), max_new_tokens=4)
+    threading.Timer(0.2, request.cancel.set).start()  # the batch takes seconds
+    assert list(backend.stream(request)) == []
+    stats = request.stats
+    assert stats.stopped and stats.finish_reason == "cancelled"
+    assert backend.llama.n_tokens == 0 and not stats.prefill_threads  # no batch completed
+    assert not backend.stopper.fired()  # cleared: the decoding steps that follow run
+    again = list(backend.stream(ask(long_question(), max_new_tokens=4)))
+    assert again and again == fresh(backend, ask(long_question(), max_new_tokens=4))
+
+
+def test_without_an_abort_callback_stop_waits_for_the_batch():
+    from docchat.backends.llamacpp import MidBatchStop
+
+    stopper = MidBatchStop(object())  # a stand-in model has no llama.cpp context
+    assert not stopper.installed
+    with stopper.watching(lambda: True):
+        time.sleep(0.05)
+    assert not stopper.fired()
+
+
 def test_follow_up_reuses_the_previous_prompt_prefix(backend):
     backend.llama.reset()
     system = Message("system", "Answer from the excerpts. " + FILLER * 20)
