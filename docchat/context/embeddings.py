@@ -406,7 +406,8 @@ class Embedder:
         if kind == "sections":
             return self.model.stored_as
         if kind == "windows":
-            return f"{self.model.stored_as}/windows-{WINDOW_EMBED_CHARS}c-{WINDOW_TOKENS}t"
+            return (f"{self.model.stored_as}/windows-{WINDOW_EMBED_CHARS}c-"
+                    f"{self.model.window_tokens}t")
         return f"{self.model.stored_as}/parts-{PART_CHARS}c"
 
     def _key(self, doc: Document, kind: str) -> str:
@@ -632,3 +633,33 @@ def warm(doc: Document, embedder: Embedder = DEFAULT, open_store=None, yield_to=
                               name=f"embed-{doc.sha256[:8]}")
     thread.start()
     return thread
+
+
+_WARMING: dict[str, threading.Thread] = {}  # document sha256 -> its warm() thread
+_COMPLETE: set[tuple[str, int]] = set()  # (sha256, embedder id) with every vector stored
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_missing(doc: Document, store: EmbeddingStore, open_store, embedder: Embedder = DEFAULT
+                 ) -> threading.Thread | None:
+    """warm() for a document whose vectors are not all in store: an upload whose embedding
+    a server stop cut short, or vectors of a kind an upgrade changed (a new window length).
+    Without it, such a document is searched without passages by meaning until uploaded
+    again. One thread per document at a time; None where nothing is missing or it is
+    already being embedded."""
+    mark = (doc.sha256, id(embedder))
+    with _WARMING_LOCK:
+        if mark in _COMPLETE:
+            return None
+        running = _WARMING.get(doc.sha256)
+        if running is not None and running.is_alive():
+            return None
+        jobs = companion_jobs(doc, embedder) if doc.sections else []
+        if all(model.ready(doc, store, kind) for model, kinds in jobs for kind in kinds):
+            _COMPLETE.add(mark)
+            return None
+        thread = warm(doc, embedder, open_store)
+        if thread is not None:
+            _WARMING[doc.sha256] = thread
+        return thread
+

@@ -151,4 +151,13 @@ def documents_panel(store: SessionStore, sid: str | None, backend,
             c1.caption(describe(d, backend, settings))
             c2.button(q("remove"), key=f"rm_{d.id}", on_click=detach, args=(db, sid, d.id))
             summary_ui.document_summary(store, d, backend, settings, sid)  # Summarize, summary
+    resume_vectors(store, docs, backend, settings)
     return sid, docs
+
+
+def resume_vectors(store: SessionStore, docs: list, backend, settings: Settings) -> None:
+    """Embed in the background what an upload left unembedded (the server stopped midway,
+    or an upgrade changed a kind of vectors), for the documents packing will search."""
+    for d in docs:
+        if not uploads.fit(d, backend.context_window, settings.max_new_tokens).whole:
+            embeddings.warm_missing(d, store, lambda: SessionStore.open(settings.db))

@@ -524,3 +524,38 @@ def test_a_follow_up_is_scored_with_the_turn_before_it_too():
     after = e.scores("And in colour?", [d], [0], context="How do I make plots?")
     assert after[(0, 0)] > alone[(0, 0)] and after[(0, 1)] >= alone[(0, 1)]
     assert max(after, key=after.get) == (0, 0)
+
+
+def test_vectors_an_upload_left_unembedded_are_computed_when_its_session_opens(tmp_path):
+    """A server stopped while an upload was embedded (or an upgrade that changed a kind of
+    vectors) leaves a document without some of them: warm_missing embeds the rest in the
+    background, once, and then knows the document is complete."""
+    import threading
+
+    from docchat.library.store import SessionStore
+
+    d = doc(MANUAL, name="resumed.pdf")
+    db = tmp_path / "r.db"
+    store = SessionStore.open(db)
+    gate = threading.Event()
+
+    class Gated(FakeEncoder):
+        def encode(self, texts):
+            gate.wait(10)
+            return super().encode(texts)
+
+    embedder = Embedder(encoder=Gated())
+    sections = FakeEncoder().encode(embedder.texts(d, "sections"))
+    store.put_embeddings(d.sha256, embedder.stored_as("sections"), sections.tobytes())
+    assert not embedder.ready(d, store, "windows")
+
+    def opener():
+        return SessionStore.open(db)
+
+    thread = embeddings.warm_missing(d, store, opener, embedder)
+    assert thread is not None
+    assert embeddings.warm_missing(d, store, opener, embedder) is None  # already at work
+    gate.set()
+    thread.join(10)
+    assert all(embedder.ready(d, store, kind) for kind in embeddings.KINDS)
+    assert embeddings.warm_missing(d, store, opener, embedder) is None  # nothing missing
