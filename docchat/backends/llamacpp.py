@@ -340,7 +340,7 @@ class LlamaCppBackend(StreamingBackend):
         pos = reused
         with self.stopper.watching(halt or request.cancel.is_set):
             while pos < upto and not interrupted():
-                threads = self._set_prompt_threads(self.threads.pick(self.idle_cores()))
+                threads = self._set_prompt_threads(self._pick(self.threads))
                 n = self.prefill_batch or self.threads.size(threads, default)
                 step = time.perf_counter()
                 batch = tokens[pos:min(upto, pos + n)]
@@ -365,6 +365,12 @@ class LlamaCppBackend(StreamingBackend):
             done[0], done[1] = done[0] + n, done[1] + took
         return pos
 
+    def _pick(self, chooser) -> int:
+        """The chooser's next count, told how idle the cores were and how busy others kept
+        them since the last pick."""
+        idle = self.idle_cores()
+        return chooser.pick(idle, getattr(self.idle_cores, "others", None))
+
     def _set_prompt_threads(self, n: int) -> int:
         self._set_threads(self.decode_threads, n)
         return n
@@ -387,7 +393,7 @@ class LlamaCppBackend(StreamingBackend):
         decode threads window by window (the first step also reads the prompt's last
         token, so it is not counted)."""
         chooser = self.decode_chooser
-        threads = self._set_decode_threads(chooser.pick(self.idle_cores()))
+        threads = self._set_decode_threads(self._pick(chooser))
         count, seconds = -1, 0.0
         try:
             while True:
@@ -400,7 +406,7 @@ class LlamaCppBackend(StreamingBackend):
                 count += 1
                 if count >= chooser.WINDOW or seconds >= chooser.WINDOW_S:
                     chooser.record(threads, count, seconds)
-                    threads = self._set_decode_threads(chooser.pick(self.idle_cores()))
+                    threads = self._set_decode_threads(self._pick(chooser))
                     count, seconds = 0, 0.0
                 yield token
         finally:

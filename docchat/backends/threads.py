@@ -9,6 +9,7 @@ then, so a machine that became busy (or idle) is noticed within seconds.
 from __future__ import annotations
 
 import os
+import time
 
 
 def usable_cores() -> int:
@@ -53,12 +54,18 @@ def prompt_thread_candidates(n_threads: int | None, n_threads_batch: int | None)
 
 class IdleCores:
     """How many cores of the machine sat idle between two calls (/proc/stat: idle and
-    iowait time of all CPUs); None where that cannot be read."""
+    iowait time of all CPUs); None where that cannot be read. Each call also sets others:
+    the cores that other processes kept busy meanwhile (busy cores less this process's own
+    CPU time per second), None where unknown."""
 
-    def __init__(self, path: str = "/proc/stat") -> None:
+    def __init__(self, path: str = "/proc/stat", clock=time.monotonic,
+                 own_cpu=time.process_time) -> None:
         self.path = path
         self.cores = os.cpu_count() or 1
+        self.clock, self.own_cpu = clock, own_cpu
+        self.others: float | None = None
         self._last = self._read()
+        self._when, self._cpu = clock(), own_cpu()
 
     def _read(self) -> tuple[int, int] | None:
         try:
@@ -70,21 +77,31 @@ class IdleCores:
 
     def __call__(self) -> float | None:
         now, last = self._read(), self._last
-        self._last = now
+        when, cpu = self.clock(), self.own_cpu()
+        wall, own = when - self._when, cpu - self._cpu
+        self._last, self._when, self._cpu = now, when, cpu
+        self.others = None
         if now is None or last is None or now[1] <= last[1]:
             return None
-        return self.cores * (now[0] - last[0]) / (now[1] - last[1])
+        idle = self.cores * (now[0] - last[0]) / (now[1] - last[1])
+        if wall > 0:
+            self.others = max(0.0, self.cores - idle - own / wall)
+        return idle
 
 
 class _Chooser:
     """What both choosers share: measured rates per thread count, the fastest used, the
     others rechecked with back-off, and a larger count rechecked at once when the cores it
     needs beyond the current count were idle meanwhile (IdleCores), and never while they
-    are busy (its threads would spin waiting for each other) but once every MAX_EVERY."""
+    are busy (its threads would spin waiting for each other) but once every MAX_EVERY. A
+    smaller count than the fastest is rechecked only while other processes keep cores busy
+    (its one advantage: fewer threads to stall), else once every MAX_EVERY: on an idle
+    machine those rechecks cost the decode 4-5% (bench/README.md, Decode against raw)."""
 
     EXPLORE_EVERY, MAX_EVERY = 8, 64
     FREE_EVERY = 4  # a larger count with idle cores for it: at most once in this many steps
     FREE_SHARE = 0.7  # of each extra thread's core idle meanwhile
+    BUSY_SHARE = 0.3  # of a core kept busy by other processes: a smaller count may win
     ALPHA = 0.5
 
     def __init__(self, candidates: list[int]) -> None:
@@ -99,9 +116,10 @@ class _Chooser:
         known = [c for c in self.candidates if c in self.rates]
         return max(known, key=lambda c: self.rates[c]) if known else None
 
-    def pick(self, idle: float | None = None) -> int:
-        """The count to use next; idle: cores that sat idle during the last step (None:
-        unknown, then rechecks follow the back-off alone)."""
+    def pick(self, idle: float | None = None, others: float | None = None) -> int:
+        """The count to use next; idle: cores that sat idle during the last step, others:
+        cores other processes kept busy then (None: unknown, then rechecks follow the
+        back-off alone)."""
         for c in self.candidates:
             if c not in self.rates:
                 return c
@@ -113,9 +131,12 @@ class _Chooser:
                     >= max(self.FREE_EVERY, self._every[c] // 4)]
             if free:
                 return max(free)
+        long_ago = {c: self.steps - self.tried_at.get(c, 0) >= self.MAX_EVERY
+                    for c in self.candidates}
         due = [c for c in self.candidates if c != best and self.steps >= self._due[c]
+               and (c > best or others is None or others >= self.BUSY_SHARE or long_ago[c])
                and (idle is None or c < best or idle >= self.FREE_SHARE * (c - best)
-                    or self.steps - self.tried_at.get(c, 0) >= self.MAX_EVERY)]
+                    or long_ago[c])]
         return min(due, key=lambda c: self._due[c]) if due else best
 
     def _record(self, threads: int, rate: float) -> None:

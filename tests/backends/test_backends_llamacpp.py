@@ -405,6 +405,23 @@ def test_idle_cores_from_proc_stat(tmp_path):
     assert IdleCores(str(tmp_path / "missing"))() is None
 
 
+def test_cores_kept_busy_by_other_processes(tmp_path):
+    """others: the busy cores less this process's own CPU time over the same second."""
+    from docchat.backends.threads import IdleCores
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
+    clock, cpu = [0.0], [0.0]
+    cores = IdleCores(str(stat), clock=lambda: clock[0], own_cpu=lambda: cpu[0])
+    cores.cores = 2
+    stat.write_text("cpu  280 0 100 820 0 0 0 0 0 0\n")  # 1.8 of 2 cores busy
+    clock[0], cpu[0] = 1.0, 1.8  # all of it this process's (two spinning threads)
+    assert cores() == pytest.approx(0.2) and cores.others == pytest.approx(0.0)
+    stat.write_text("cpu  460 0 100 840 0 0 0 0 0 0\n")  # 1.8 busy again
+    clock[0], cpu[0] = 2.0, 2.8  # this process: 1 core; another: the other 0.8
+    assert cores() == pytest.approx(0.2) and cores.others == pytest.approx(0.8)
+
+
 def test_prompt_threads_fixed_when_the_user_sets_them():
     from docchat.backends.llamacpp import prompt_thread_candidates
 
@@ -470,6 +487,25 @@ def test_decode_threads_chosen_by_measured_speed_idle_then_busy():
     picks = _decode_run(chooser, busy, 40)
     assert picks[0] == 2 and picks[1:].count(2) <= 2  # off 2 threads after one window
     assert picks[-10:] == [1] * 10
+
+
+def test_a_smaller_count_is_rechecked_only_while_other_processes_keep_cores_busy():
+    """Fewer decode threads only win when something else takes a core: on a quiet machine
+    (others ~0) the one-thread rechecks that cost the idle decode ~5% are rare."""
+    from docchat.backends.threads import DecodeThreadChooser
+
+    speed = {1: 30.0, 2: 37.0}
+    for others, most in ((0.0, 200 // DecodeThreadChooser.MAX_EVERY + 1), (1.0, None)):
+        chooser = DecodeThreadChooser([1, 2])
+        picks = []
+        for _ in range(200):
+            picks.append(chooser.pick(idle=0.0, others=others))
+            chooser.record(picks[-1], 16, 16 / speed[picks[-1]])
+        if most is not None:
+            assert picks[:2] == [1, 2] and picks[2:].count(1) <= most
+        else:  # another process keeps a core busy: the back-off's rechecks, as with None
+            baseline = DecodeThreadChooser([1, 2])
+            assert picks == _decode_run(baseline, speed, 200)
 
 
 def test_a_collapsing_window_ends_early_and_decode_threads_follow_the_chooser(backend):
@@ -602,7 +638,7 @@ def test_a_warm_start_with_a_thread_recheck_does_not_lower_the_budget(monkeypatc
     before = backend.prefill_rate()
     picks = iter([fewest, fewest])  # the warm read's first two batches recheck the slow count
     settled = backend.threads.pick
-    monkeypatch.setattr(backend.threads, "pick", lambda idle=None: next(picks, None)
+    monkeypatch.setattr(backend.threads, "pick", lambda idle=None, others=None: next(picks, None)
                         or settled(idle))
     sim.reset()
     backend._warm(GenerationRequest(messages=[]), [7] * 630, lambda: False)
