@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Sequence
 
 from sqlite_utils.db import NotFoundError
 
-from docchat.backends import Message
+from docchat.backends import Cancel, Message
 from docchat.backends.repetition import NOTE
 from docchat.context.facts import abbreviation_at
 from docchat.errors import DocchatError
@@ -77,7 +77,7 @@ class Generation(Watched):
         # first ``checked`` characters, its finished sentences); the end's check is saved.
         self.live_check: dict | None = None
         self.checked = 0
-        self.cancel = threading.Event()
+        self.cancel = Cancel()
         self.answer = None
         self.stop_requested = False
         self._stop_saving = threading.Event()

@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Sequence
 
 from docchat.answer.pacing import Pacer
 from docchat.answer.presets import Preset, get_preset
-from docchat.backends import Backend, GenerationRequest, Message
+from docchat.backends import Backend, Cancel, GenerationRequest, Message
 from docchat.backends.repetition import cut_text, loop_at
 from docchat.context.conversation import Conversation
 from docchat.context.embeddings import DEFAULT as DEFAULT_EMBEDDER
@@ -398,7 +398,7 @@ def ask(documents: Sequence[Document], question: str, backend: Backend, *,
     packed = plan.pack()
     evidence = find_evidence(documents, packed.sections, question)
     PREP.add(clock() - chosen_at)
-    answer = Answer(cancel=cancel or threading.Event(), backend=backend.name,
+    answer = Answer(cancel=cancel or Cancel(), backend=backend.name,
                     model=backend.model, packed=packed, preset=chosen, budget=plan.budget,
                     evidence=evidence, evidence_ms=round((clock() - started) * 1000, 3),
                     on_progress=on_progress)

@@ -63,6 +63,37 @@ class GenerationStats:
     prompt_dropped: int = 0
 
 
+class Cancel(threading.Event):
+    """A Stop request: a threading.Event that also calls its listeners the moment it is set,
+    so a backend can halt work no Python code runs inside (the llama.cpp backend stops a
+    prompt batch midway through: llamacpp.MidBatchStop) without a thread polling for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listeners: list[Callable[[], None]] = []
+        self._listeners_lock = threading.Lock()
+
+    def set(self) -> None:
+        super().set()
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
+
+    def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call listener when set (at once if it is); returns what stops listening."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+        if self.is_set():
+            listener()
+
+        def forget() -> None:
+            with self._listeners_lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return forget
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
     messages: tuple[Message, ...] | list[Message]
@@ -72,7 +103,7 @@ class GenerationRequest:
     repetition_penalty: float = 1.0
     do_sample: bool = False
     seed: int | None = 0
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=Cancel)
     stats: GenerationStats = field(default_factory=GenerationStats)
     # Called with the number of generations ahead of this one while it waits.
     on_queue: Callable[[int], None] | None = None

@@ -149,20 +149,22 @@ class MidBatchStop:
     ggml checks a context's abort callback between the nodes of the graph it computes
     (about 600 per batch for SmolLM2-135M), and llama_decode then drops the batch's
     cells and returns 2. The callback here is libc's strlen on a two-byte buffer: it
-    returns 1 once a watcher thread has written a byte there, 0 before, and needs no GIL;
-    a Python callback would take the GIL at every node, behind whatever Python runs beside
-    it. While watching(halt), a thread polls halt() every POLL seconds and sets the byte;
-    it is cleared on exit, so the decoding steps that follow are never aborted. Where the
-    callback cannot be set (another build, a stand-in model), watching() does nothing and
-    Stop halts between batches, as before. Measured on this 2-core machine: a 512-token
-    batch stopped 5-12 ms after the byte was set, and the prompt read again after it gave
-    the same logits as one never stopped."""
-
-    POLL = 0.01
+    returns 1 once a byte is written there, 0 before, and needs no GIL (a Python callback
+    would take the GIL at every node, behind whatever Python runs beside it). While
+    watching(cancel), setting cancel (a backends.Cancel: it calls its listeners at once)
+    writes the byte; it is cleared on exit, so the decoding steps that follow are never
+    aborted. No thread polls: a watcher waking every 10 ms cost the read ~10% on 2 cores,
+    each wake taking a core from llama.cpp's spinning threads. Where the callback cannot be
+    set (another build, a stand-in model) or cancel is a plain threading.Event, Stop halts
+    between batches, as before. Measured on this 2-core machine: a 512-token batch
+    stopped 5-12 ms after the byte was set, and the prompt read again after it gave the
+    same logits as one never stopped."""
 
     def __init__(self, llama) -> None:
         self._byte = ctypes.create_string_buffer(2)
         self._callback = None
+        self._lock = threading.Lock()
+        self._armed = False
         try:
             import llama_cpp
 
@@ -182,27 +184,27 @@ class MidBatchStop:
     def fired(self) -> bool:
         return self._byte.raw[0] != 0
 
+    def _fire(self) -> None:
+        with self._lock:
+            if self._armed:
+                self._byte[0] = b"x"
+
     @contextlib.contextmanager
-    def watching(self, halt) -> Iterator[None]:
-        if not self.installed:
+    def watching(self, cancel) -> Iterator[None]:
+        listen = getattr(cancel, "listen", None)
+        if not self.installed or listen is None:
             yield
             return
-        done = threading.Event()
-
-        def watch() -> None:
-            while not done.wait(self.POLL):
-                if halt():
-                    self._byte[0] = b"x"
-                    return
-
-        watcher = threading.Thread(target=watch, name="docchat-stop-watch", daemon=True)
-        watcher.start()
+        with self._lock:
+            self._armed = True
+        forget = listen(self._fire)
         try:
             yield
         finally:
-            done.set()
-            watcher.join()
-            self._byte[0] = b"\0"
+            forget()
+            with self._lock:
+                self._armed = False
+                self._byte[0] = b"\0"
 
 
 PROBE_TOKENS = 512  # read at load to measure the prefill rate (probe)
@@ -318,13 +320,12 @@ class LlamaCppBackend(StreamingBackend):
                                  sum(t for *_, t in chosen))
 
     def _read(self, tokens: list[int], upto: int, request: GenerationRequest,
-              interrupted, halt=None) -> int:
+              interrupted) -> int:
         """Evaluate tokens[:upto] into the KV cache, skipping the prefix it already holds.
 
-        interrupted() is checked between batches; halt() (default: Stop, request.cancel)
-        also stops a batch midway (MidBatchStop), its tokens then read again by the next
-        request. Returns the number of prompt tokens now cached; fewer than upto if
-        interrupted.
+        interrupted() is checked between batches; Stop (request.cancel) also stops a batch
+        midway (MidBatchStop), its tokens then read again by the next request. Returns the
+        number of prompt tokens now cached; fewer than upto if interrupted.
         """
         llama, stats = self.llama, request.stats
         cached = llama.input_ids[: llama.n_tokens].tolist()
@@ -338,7 +339,7 @@ class LlamaCppBackend(StreamingBackend):
         default = self.batch_tokens or batch_size(self.prefill_rate())
         self.read_batches = []  # (threads, position, tokens, seconds) of this read
         pos = reused
-        with self.stopper.watching(halt or request.cancel.is_set):
+        with self.stopper.watching(request.cancel):
             while pos < upto and not interrupted():
                 threads = self._set_prompt_threads(self._pick(self.threads))
                 n = self.prefill_batch or self.threads.size(threads, default)
@@ -424,8 +425,7 @@ class LlamaCppBackend(StreamingBackend):
                                      else text)
 
     def _warm(self, request: GenerationRequest, tokens: list[int], interrupted) -> None:
-        # A question waiting (or a newer warm start) stops the warm start midway too.
-        self._read(tokens, len(tokens), request, interrupted, halt=interrupted)
+        self._read(tokens, len(tokens), request, interrupted)
         self._record_settled()
 
     # -- the token source -------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from docchat.backends import Backend, GenerationQueue
+from docchat.backends import Backend, Cancel, GenerationQueue
 from docchat.errors import DocchatError
 from docchat.summaries.batch import (
     CONCURRENT_BACKENDS,
@@ -110,7 +110,7 @@ class SummaryJob(Watched):
         self._by_key = {i.key: i for i in self.items}
         self.state = "running"
         self.error: str | None = None
-        self.cancel = threading.Event()
+        self.cancel = Cancel()
         self._clock = clock
         self.started_at = clock()
         self.finished_at: float | None = None

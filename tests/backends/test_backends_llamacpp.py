@@ -240,13 +240,29 @@ def test_stop_halts_a_prompt_batch_midway_and_loses_nothing(backend, monkeypatch
 
 
 def test_without_an_abort_callback_stop_waits_for_the_batch():
+    from docchat.backends import Cancel
     from docchat.backends.llamacpp import MidBatchStop
 
     stopper = MidBatchStop(object())  # a stand-in model has no llama.cpp context
     assert not stopper.installed
-    with stopper.watching(lambda: True):
-        time.sleep(0.05)
+    cancel = Cancel()
+    with stopper.watching(cancel):
+        cancel.set()
     assert not stopper.fired()
+
+
+def test_a_stop_request_tells_its_listeners_at_once():
+    from docchat.backends import Cancel
+
+    cancel, heard = Cancel(), []
+    forget = cancel.listen(lambda: heard.append(1))
+    cancel.set()
+    assert heard == [1] and cancel.is_set()
+    forget()
+    cancel.set()
+    assert heard == [1]
+    cancel.listen(lambda: heard.append(2))  # already set: told at once
+    assert heard == [1, 2]
 
 
 def test_follow_up_reuses_the_previous_prompt_prefix(backend):
