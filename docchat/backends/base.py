@@ -28,12 +28,13 @@ from docchat.errors import DocchatError
 
 logger = logging.getLogger(__name__)
 
-# Prefill batches are sized to take about this long, so a Stop lands within it. 0.25 ->
-# 0.15 (bench/prefill_batches.py, bench/README.md "Prefill batch length"): beside two
-# half-busy processes (a browser's share) a stop halted the read in 0.041 s (median; at most
-# 0.082) instead of 0.106 (0.142), idle 0.087 (0.13) instead of 0.111 (0.245), for reading
-# about 3% slower (129 against 133 tok/s busy, 244 against 252 idle).
-BATCH_SECONDS = 0.15
+# Prefill batches are sized to take about this long: progress is reported, the prompt
+# threads rechecked and a warm start gives way to a question between two. Stop no longer
+# waits for a batch's end where llama.cpp's abort callback is set (llamacpp.MidBatchStop:
+# a stop halts the read in 1-2 ms, idle or beside two half-busy processes), so 0.25 again
+# instead of 0.15, which halted in 0.04-0.10 s between batches but read 4-7% slower
+# (bench/prefill_batches.py, bench/README.md "Prefill batch length").
+BATCH_SECONDS = 0.25
 # A read is judged late for its deadline only after this many tokens (its rate by then).
 MIN_LATE_TOKENS = 48
 MIN_BATCH, MAX_BATCH = 8, 512
