@@ -164,3 +164,19 @@ def test_the_sentence_of_the_window_that_means_the_question_comes_first(monkeypa
     assert len(embedder.units(manual, "windows")) == 2
     found = find_evidence([manual], [(3, 0)], question)
     assert found[0].sentences[0].text == "The warranty lasts two years."
+
+
+def test_chinese_function_words_bring_no_translated_noise():
+    """由 ("by", "from") is grammar, not topic: its dictionary senses (follow, because, due)
+    must not outrank the section a Chinese question asks about in an English manual."""
+    from docchat.context.evidence import query_terms
+
+    terms = query_terms("软件包的版本号由哪几部分组成？")
+    assert "version" in terms and not {"follow", "becaus", "due", "由", "哪几"} & set(terms)
+    manual = doc([
+        ("Procedures", "Follow these steps because the due dates are fixed by the board.", 1),
+        ("Version", "A version number consists of three parts: epoch, upstream version and "
+                    "revision.", 2),
+    ], doc_id=7)
+    found = find_evidence([manual], [(7, 0), (7, 1)], "软件包的版本号由哪几部分组成？")
+    assert found and found[0].heading.endswith("Version")
