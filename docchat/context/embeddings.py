@@ -662,4 +662,3 @@ def warm_missing(doc: Document, store: EmbeddingStore, open_store, embedder: Emb
         if thread is not None:
             _WARMING[doc.sha256] = thread
         return thread
-

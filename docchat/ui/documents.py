@@ -47,9 +47,8 @@ def ingest(store: SessionStore, f, backend, session_id: str, settings: Settings,
             status.update(label=str(e), state="error")
             return {"error": str(e)}
         store.attach(session_id, up.document.id)
-        if not uploads.fit(up.document, backend.context_window, settings.max_new_tokens).whole:
-            # packing will need its section vectors: computed once, kept in the store
-            embeddings.warm(up.document, open_store=lambda: SessionStore.open(settings.db))
+        # packing will need its vectors: computed once, in the background, kept in the store
+        resume_vectors(store, [up.document], backend, settings)
         res = {"doc_id": up.document.id, "reused": up.reused, "ocr": ocr}
         status.update(label=stored_line(up.document, backend, res, settings), state="complete")
     return res
@@ -156,8 +155,10 @@ def documents_panel(store: SessionStore, sid: str | None, backend,
 
 
 def resume_vectors(store: SessionStore, docs: list, backend, settings: Settings) -> None:
-    """Embed in the background what an upload left unembedded (the server stopped midway,
-    or an upgrade changed a kind of vectors), for the documents packing will search."""
+    """Embed in the background the vectors of the documents packing will search (those that
+    do not fit whole) that are not stored yet: after an upload, or what an upload left
+    unembedded (the server stopped midway, or an upgrade changed a kind of vectors). One
+    embedding thread per document (embeddings.warm_missing), whichever asks first."""
     for d in docs:
         if not uploads.fit(d, backend.context_window, settings.max_new_tokens).whole:
             embeddings.warm_missing(d, store, lambda: SessionStore.open(settings.db))
