@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import packing as bp  # noqa: E402
-from bench.miss_ranks import TUNING_QUESTIONS, locate  # noqa: E402
+from bench.miss_ranks import locate, tuning_sets  # noqa: E402
 from docchat.library import windows  # noqa: E402
 from ingest.segment import has_cjk  # noqa: E402
 
@@ -36,14 +36,7 @@ def main() -> None:
     ap.add_argument("--kinds", default="paraphrase")
     ap.add_argument("--json", action="store_true")
     own = ap.parse_args()
-    sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
-                "--no-timing"] + [a for q in TUNING_QUESTIONS for a in ("--questions", q)]
-    args = bp.parse_args()
-    if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
-        raise SystemExit("a blind set is in the list: its questions are not looked at")
-    lib = bp.Library(Path(args.cache))
-    items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
-                                bp.EvalDir(args.eval_dir))
+    _, lib, items, paths = tuning_sets()
     kinds = set(own.kinds.split(","))
     counts: Counter = Counter()
     for it in (it for it in items if it.kind in kinds and not it.history):

@@ -58,6 +58,21 @@ def locate(docs, evidence: str) -> tuple[int, int, int] | None:
     return None
 
 
+def tuning_sets():
+    """(bench/packing.py's args, its document library, the tuning questions, their documents'
+    paths), refusing to go on if a blind set is among TUNING_QUESTIONS."""
+    sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
+                "--followups", "append", "--no-timing"] + [
+        a for q in TUNING_QUESTIONS for a in ("--questions", q)]
+    args = bp.parse_args()
+    if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
+        raise SystemExit("a blind set is in the list: its questions are not looked at")
+    lib = bp.Library(Path(args.cache))
+    items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
+                                bp.EvalDir(args.eval_dir))
+    return args, lib, items, paths
+
+
 def window_rank(windows, at: tuple[int, int, int]) -> int | None:
     di, p, b = at
     return next((k for k, w in enumerate(windows)
@@ -71,17 +86,9 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="one line per missing string")
     ap.add_argument("--json", action="store_true")
     own = ap.parse_args()
-    sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
-                "--followups", "append", "--no-timing"] + [
-        a for q in TUNING_QUESTIONS for a in ("--questions", q)]
-    args = bp.parse_args()
-    if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
-        raise SystemExit("a blind set is in the list: its questions are not looked at")
+    args, lib, items, paths = tuning_sets()
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     counter, _ = bp.make_counter(args.counter)
-    lib = bp.Library(Path(args.cache))
-    items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
-                                bp.EvalDir(args.eval_dir))
     kinds = set(own.kinds.split(","))
     items = [it for it in items if it.kind in kinds and not it.history]
     bp.prepare_vectors(items, paths, lib)
