@@ -59,18 +59,23 @@ def locate(docs, evidence: str) -> tuple[int, int, int] | None:
     return None
 
 
-def tuning_sets():
+def tuning_sets(only: str = "", cache: str = ""):
     """(bench/packing.py's args, its document library, the tuning questions, their documents'
-    paths), refusing to go on if a blind set is among TUNING_QUESTIONS."""
+    paths), refusing to go on if a blind set is among TUNING_QUESTIONS. only: the set names
+    to keep (comma-separated, e.g. "blind8,blind9"; "": all); cache: bench/packing.py's
+    --cache folder ("": its default)."""
     sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
                 "--followups", "append", "--no-timing"] + [
-        a for q in TUNING_QUESTIONS for a in ("--questions", q)]
+        a for q in TUNING_QUESTIONS for a in ("--questions", q)] + (
+        ["--cache", cache] if cache else [])
     args = bp.parse_args()
     if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
         raise SystemExit("a blind set is in the list: its questions are not looked at")
     lib = bp.Library(Path(args.cache))
     items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
                                 bp.EvalDir(args.eval_dir))
+    if only:
+        items = [it for it in items if it.set in only.split(",")]
     return args, lib, items, paths
 
 
@@ -86,8 +91,10 @@ def main() -> None:
     ap.add_argument("--budgets", default="8000")
     ap.add_argument("--verbose", action="store_true", help="one line per missing string")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--only", default="", help="tuning sets to keep, e.g. blind8,blind9")
+    ap.add_argument("--cache", default="", help="bench/packing.py's --cache folder")
     own = ap.parse_args()
-    args, lib, items, paths = tuning_sets()
+    args, lib, items, paths = tuning_sets(own.only, own.cache)
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     counter, _ = bp.make_counter(args.counter)
     kinds = set(own.kinds.split(","))

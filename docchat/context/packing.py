@@ -322,8 +322,8 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
     docs, counter, policy = ask.documents, ask.counter, ask.policy
     rel = carry.rel or ask.relevance()
     choice.qterms = rel.terms
-    positions = selection.positions(docs, rel.sections)
-    asked = selection.asked(docs, rel)
+    positions = selection.positions(docs, rel.sections, policy)
+    asked = selection.asked(docs, rel, policy)
     if choice.outline.dropped:
         share = policy.structure_focus_share if rel.structure else policy.focus_share
         choice.focus = focus_outline(docs, counter, room.share(share), positions,
@@ -335,7 +335,7 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang,
                                                                   choice.focus))
                       + policy.block_gap)
-    windows = selection.window_positions(docs, rel.windows)
+    windows = selection.window_positions(docs, rel.windows, policy)
     carried: list[tuple] = []
     if carry.carries:
         used = 0

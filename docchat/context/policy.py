@@ -63,6 +63,15 @@ class PackingPolicy:
     # (retrieval.asks_whole; False): another question gets the best passages first.
     part_for_all: bool = True
 
+    # A section or window that is mostly (contents_share of its characters) a printed table
+    # of contents or an index (selection.contents_blocks) scores contents_weight of what
+    # the search gave it: it repeats every title a question names, so it ranked among the
+    # first hits and took the room of the section it points to; the outline gives the
+    # structure already. Retired blind sets 6-9 (664 questions) at 2k/4k/8k: 432/518/585
+    # found with 1.0, 436/522/587 with 0.2 (bench/README.md, "Contents pages rank low").
+    contents_weight: float = 0.2
+    contents_share: float = 0.7
+
     # --- the best windows first (precision) ----------------------------------------------
     # At most this many of the best-matching windows (runs of blocks of ~600 characters)
     # are taken first, wherever their sections rank, in at most breadth_share of each
@@ -94,6 +103,9 @@ class PackingPolicy:
     # the wrong place). Tuning sets' 1,201 questions, 2k/4k/8k (bench/README.md, "Each part
     # of a question, its three best windows"): 1 -> 3, 731/943/1035 -> 732/944/1038;
     # two-section 49/68/84 -> 51/70/88 of 110, paraphrase 138/197/216 -> 137/195/214 of 255.
+    # They come on top of breadth_top, each round with the whole question's next window
+    # (before, they took all of its places): retired blind sets 6-9 (664 questions),
+    # 436/525/590 -> 436/529/591 (bench/README.md, "Contents pages rank low").
     aspect_top: int = 3
     # A part asked about as a whole that does not go in whole (selection.spread), in
     # spread_share of the budget: its first and last blocks, the first blocks of up to

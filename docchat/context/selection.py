@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import Counter
 from itertools import islice, takewhile
 from typing import Iterator, Sequence
@@ -48,7 +49,7 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     the windows (best first) of each part of a question that asks several things. meant:
     the best windows by meaning alone (best first), after the best windows from
     policy.meant_from tokens up."""
-    sel = Selection(documents, positions, qterms, counter, avail, policy, present)
+    sel = Selection(documents, positions, qterms, counter, avail, policy, present, windows)
     sel.carry(carry)
     sel.take_part(whole, named, parts)
     sel.take_windows(windows, aspects)
@@ -69,8 +70,14 @@ class Selection:
     def __init__(self, documents: Sequence[Document], positions: list[dict[int, float]],
                  qterms: list[str], counter: TokenCounter, avail: int,
                  policy: PackingPolicy = POLICY,
-                 present: dict[tuple[int, int], set[int] | None] | None = None) -> None:
+                 present: dict[tuple[int, int], set[int] | None] | None = None,
+                 windows: Sequence[Window] = ()) -> None:
         self.documents, self.positions, self.policy = documents, positions, policy
+        # Each section's best window (document, position) -> window: where a hit does not
+        # go in whole, the blocks it shows start from there (fill()).
+        self.best_window: dict[tuple[int, int], Window] = {}
+        for w in windows:
+            self.best_window.setdefault((w[0], w[1]), w)
         self.present = present or {}
         self.qterms, self.counter, self.avail = qterms, counter, avail
         self.chosen: list[dict[int, Passage]] = [{} for _ in documents]
@@ -167,12 +174,15 @@ class Selection:
                      aspects: Sequence[Sequence[Window]] = ()) -> None:
         """Precision first: the best windows (the paragraphs that match the question best,
         wherever their sections rank), in the order that covers the question's words
-        (covering()), up to policy.breadth_top of them, in breadth_share of each
-        document's share; a window too long for what is left keeps its best blocks. (Each
-        section's best window before a second one of any was tried for two-section
-        questions: it cost three of the test and fresh sets' 21 follow-ups at 4k.)"""
-        self._take(covering(self.documents, windows, self.qterms, self.policy, aspects),
-                   self.policy.breadth_top)
+        (covering()), up to policy.breadth_top of them plus the aspect_top of each part of
+        a question that asks several things (those parts' windows no longer take the whole
+        question's places), in breadth_share of each document's share; a window too long
+        for what is left keeps its best blocks. (Each section's best window before a second
+        one of any was tried for two-section questions: it cost three of the test and fresh
+        sets' 21 follow-ups at 4k.)"""
+        top = self.policy.breadth_top + sum(min(len(a), self.policy.aspect_top)
+                                            for a in aspects)
+        self._take(covering(self.documents, windows, self.qterms, self.policy, aspects), top)
 
     def take_meant(self, windows: Sequence[Window]) -> None:
         """Then, where the budget has room (policy.meant_from), up to policy.meant_top of the
@@ -233,7 +243,10 @@ class Selection:
             passage = Passage.whole(d, d.sections[p], current.rank if current else rank)
             if passage.cost(self.counter) - had > room:
                 if kind == HIT and room + had >= policy.min_partial:
-                    passage = self._grown(i, p, set(), room, passage.rank)
+                    w = self.best_window.get((i, p))
+                    grown = None if w is None else self._grown(
+                        i, p, set(range(w[2], w[3] + 1)), room, passage.rank)
+                    passage = grown or self._grown(i, p, set(), room, passage.rank)
                     if passage is None:
                         continue
                 else:
@@ -330,15 +343,84 @@ def ordered(order: list[tuple[int, int]], picked: list[list[Passage]]
     return [(i, by_key[(i, idx)]) for i, idx in order if (i, idx) in by_key]
 
 
-def positions(documents: Sequence[Document], scores: dict) -> list[dict[int, float]]:
-    """Scores keyed per document by section position."""
+def positions(documents: Sequence[Document], scores: dict, policy: PackingPolicy = POLICY
+              ) -> list[dict[int, float]]:
+    """Scores keyed per document by section position; a section that is mostly a printed
+    table of contents or an index (contents_blocks) at policy.contents_weight of its score."""
     out = []
     for i, d in enumerate(documents):
         key = doc_key(d, i)
         pos = {s.index: k for k, s in enumerate(d.sections)}
-        out.append({pos[idx]: sc for (dk, idx), sc in scores.items()
-                    if dk == key and idx in pos})
+        out.append({pos[idx]: sc * _contents_factor(d, pos[idx], policy)
+                    for (dk, idx), sc in scores.items() if dk == key and idx in pos})
     return out
+
+
+# A contents or index line: it ends with a page number (or a roman one) after a space, a dot
+# or an ellipsis; many have dot leaders. A section titled as a table of contents needs no
+# leaders. A change log's entries end with page references too, and they are content.
+_LEADER = re.compile(r"^.*?(?:(?:\.[ \t]*){3,}|…{2,}|·{3,})", re.MULTILINE)
+_PAGE_END = re.compile(r"(?:[ \t.…])(?:\d{1,4}|[ivxlc]{1,6})[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_BLANK = re.compile(r"\n\s*\n")
+_CONTENTS_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents\s*$"
+                             r"|^\s*(?:目\s*录|目\s*次)(?:\s+目\s*录)?\s*$", re.IGNORECASE)
+_CHANGES = re.compile(r"\b(?:change|history|revision|release|news)|修改|版本|更新|变更|历史|修订",
+                      re.IGNORECASE)
+_CONTENTS: DocumentCache[dict] = DocumentCache(32, equal=False)  # position -> blocks
+
+
+def contents_blocks(doc: Document) -> frozenset[tuple[int, int]]:
+    """(section position, block) of the blocks that are a printed table of contents, an
+    index or a list of figures: at least three lines, most of them (60%) ending with a page
+    number, and many (30%) with dot leaders or in a section titled as contents. The outline
+    every prompt carries gives the structure already; as a passage such a block repeats
+    the titles a question names (so it ranks high) and answers nothing."""
+    return frozenset((k, j) for k in range(len(doc.sections)) for j in _section_contents(doc, k))
+
+
+def _section_contents(doc: Document, k: int) -> frozenset[int]:
+    """The contents blocks of section k (contents_blocks), computed once per section: only
+    the sections a question's search ranks are looked at (a 1,158-page manual whole: about
+    50 ms)."""
+    known = _CONTENTS.get(doc, lambda d: {})
+    got = known.get(k)
+    if got is None:
+        got = known[k] = _contents(doc.sections[k])
+    return got
+
+
+def _contents(s) -> frozenset[int]:
+    if _CHANGES.search(" ".join(s.heading_path or ())):
+        return frozenset()
+    titled = _CONTENTS_TITLE.match(s.heading or "") is not None
+    out = set()
+    for j, b in enumerate(s.blocks):
+        text = b.text
+        if text.count("\n") < 2:  # fewer than three lines (most prose blocks)
+            continue
+        ends = len(_PAGE_END.findall(text))
+        if ends < 3:
+            continue
+        lines = len(_BLANK.sub("\n", text).strip("\n").split("\n"))
+        if ends >= 0.6 * lines and (titled or len(_LEADER.findall(text)) >= 0.3 * lines):
+            out.add(j)
+    return frozenset(out)
+
+
+def _contents_factor(doc: Document, k: int, policy: PackingPolicy, first: int = 0,
+                     last: int | None = None) -> float:
+    """policy.contents_weight where blocks first..last of section k are mostly
+    (policy.contents_share of their characters) contents_blocks, else 1."""
+    if policy.contents_weight == 1.0:
+        return 1.0
+    toc = _section_contents(doc, k)
+    if not toc:
+        return 1.0
+    blocks = doc.sections[k].blocks
+    span = range(first, len(blocks) if last is None else last + 1)
+    total = sum(len(blocks[j].text) for j in span) or 1
+    marked = sum(len(blocks[j].text) for j in span if j in toc)
+    return policy.contents_weight if marked / total >= policy.contents_share else 1.0
 
 
 def to_grow(carried: Sequence[tuple[int, int, Passage]], windows: Sequence[Window],
@@ -374,16 +456,17 @@ def covering(documents: Sequence[Document], windows: Sequence[Window], qterms: S
     other aspects (a two-part question's second place). Greedy coverage, as maximal
     marginal relevance, so the second-best place in another section gets in. aspects (the
     windows of each part of a question that asks several things, best first): after the
-    best window, each part's best one, then each part's second, up to policy.aspect_top
-    rounds, then the rest as above."""
+    best window, each part's best one and the whole question's second, then each part's
+    second and the whole question's third, up to policy.aspect_top rounds, then the rest
+    as above."""
     if not windows:
         return []
     best = windows[0][4] or 1.0
     pool = [w for w in windows[:policy.cover_pool] if w[4] >= policy.cover_floor * best]
     seeds = [pool[0]]
     for r in range(policy.aspect_top):
-        for ws in aspects:
-            w = ws[r] if r < len(ws) else None
+        whole = [pool[r + 1]] if aspects and r + 1 < len(pool) else []
+        for w in [ws[r] if r < len(ws) else None for ws in aspects] + whole:
             if w is not None and all(w[:4] != x[:4] for x in seeds):
                 seeds.append(w)
     pool = seeds + [w for w in pool if all(w[:4] != x[:4] for x in seeds)]
@@ -460,14 +543,14 @@ def spread(doc: Document, positions: Sequence[int], qterms: Sequence[str],
     return [(p, tuple(bs)) for p, bs in out.items()]
 
 
-def asked(documents: Sequence[Document], rel) -> dict:
+def asked(documents: Sequence[Document], rel, policy: PackingPolicy = POLICY) -> dict:
     """select()'s keyword arguments that follow from the question's Relevance: whether it
     asks about a part as a whole, the title words it names, the dense part scores per
     document (part_positions; focus_outline takes them too) and each of its parts' windows."""
     return {"whole": rel.whole, "named": rel.named,
             "parts": part_positions(documents, rel.parts),
-            "aspects": [window_positions(documents, a) for a in rel.aspects],
-            "meant": window_positions(documents, getattr(rel, "meant", {}))}
+            "aspects": [window_positions(documents, a, policy) for a in rel.aspects],
+            "meant": window_positions(documents, getattr(rel, "meant", {}), policy)}
 
 
 def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:
@@ -481,15 +564,19 @@ def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int,
     return out
 
 
-def window_positions(documents: Sequence[Document], windows: dict) -> list[Window]:
-    """Window scores as (document, section position, first, last, score), best first."""
+def window_positions(documents: Sequence[Document], windows: dict,
+                     policy: PackingPolicy = POLICY) -> list[Window]:
+    """Window scores as (document, section position, first, last, score), best first; a
+    window of contents (contents_blocks) at policy.contents_weight of its score."""
     where = {doc_key(d, i): i for i, d in enumerate(documents)}
     pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
     out = []
     for (key, idx, first, last), sc in windows.items():
         i = where.get(key)
         if i is not None and idx in pos[i]:
-            out.append((i, pos[i][idx], first, last, sc))
+            k = pos[i][idx]
+            out.append((i, k, first, last,
+                        sc * _contents_factor(documents[i], k, policy, first, last)))
     return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
 
 

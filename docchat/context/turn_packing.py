@@ -254,8 +254,8 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
         whole = selection.whole_cost(docs, counter, room.avail, policy)
         if whole is not None and whole <= room.avail:
             return [[Passage.whole(d, s, s.index) for s in d.sections] for d in docs], ""
-    positions = selection.positions(docs, rel.sections)
-    asked = selection.asked(docs, rel)
+    positions = selection.positions(docs, rel.sections, policy)
+    asked = selection.asked(docs, rel, policy)
     focus = ""
     if outline.dropped:  # as packing.pack: more room for a structure question, the part
         share = policy.structure_focus_share if rel.structure else policy.focus_share
@@ -269,7 +269,7 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
         if focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang, focus))
                       + policy.block_gap)
-    windows = selection.window_positions(docs, rel.windows)
+    windows = selection.window_positions(docs, rel.windows, policy)
     picked = selection.select(docs, positions, rel.terms, counter, max(0, room.avail),
                               carried, windows, policy, win.present, **asked)
     return picked, focus

@@ -11,7 +11,7 @@ from docchat.context.packing import pack
 from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
 from docchat.context.retrieval import asks_structure, asks_whole, aspects
-from docchat.context.selection import covering, select, spread
+from docchat.context.selection import Selection, covering, select, spread
 from docchat.context.turn_packing import pack_turn
 from ingest.document import Block, Document, Page, Section
 from tests.factories import Chars
@@ -81,16 +81,17 @@ def test_each_part_of_a_question_that_asks_two_things_gets_its_best_window():
 
 def test_each_part_gets_its_next_best_windows_too():
     """A part's best window is often a near miss (the right words, the wrong place): its
-    second and third best follow the parts' best ones, before the whole question's other
-    windows, though the whole question's ranking leaves them out of its pool."""
+    second and third best follow round by round, though the whole question's ranking
+    leaves them out of its pool, each round with the whole question's next window (the
+    parts' windows no longer crowd out the whole question's second and third)."""
     doc = _doc([("1 Gears", [f"The alpha gear turns {k} times. " + FILLER for k in range(4)]),
                 ("2 Logs", [f"The beta log line {k}. " + FILLER for k in range(3)])])
     windows = [(0, 0, k, k, 9.0 - k * 0.1) for k in range(4)]
     second = [(0, 1, 0, 0, 3.0), (0, 1, 1, 1, 2.9), (0, 1, 2, 2, 2.8)]
     qterms = ["alpha", "gear", "beta", "log"]
     order = covering([doc], windows, qterms, POLICY, [[windows[0]], second])
-    assert order[:2] == [windows[0], second[0]]
-    assert set(second[1:POLICY.aspect_top]) <= set(order[2:POLICY.aspect_top + 1])
+    assert order[:4] == [windows[0], second[0], windows[1], second[1]]
+    assert set(second[1:POLICY.aspect_top]) <= set(order[3:2 * POLICY.aspect_top + 1])
     assert POLICY.aspect_top >= 2
 
 
@@ -249,3 +250,17 @@ def test_a_turns_excerpts_come_best_scored_first_then_in_order_of_choice():
     # In order of choice without scores; partial ones last without by_rank.
     assert order([d], ["m.pdf"], picked, (), by_rank=True) == [(0, 0), (0, 2), (0, 1), (0, 3)]
     assert order([d], ["m.pdf"], picked, ()) == [(0, 0), (0, 1), (0, 2), (0, 3)]
+
+
+def test_the_parts_windows_come_on_top_of_the_whole_questions():
+    """breadth_top windows of the whole question, plus each part's aspect_top: with one
+    window allowed and two parts, the whole question's best and both parts' best go in
+    (before: the whole question's best and the first part's only)."""
+    doc = _doc([(f"{k} Part", [f"Topic {k} text. " + FILLER]) for k in range(1, 6)])
+    windows = [(0, k, 0, 0, 9.0 - k) for k in range(5)]
+    parts = [[(0, 3, 0, 0, 5.0)], [(0, 4, 0, 0, 5.0)]]
+    policy = POLICY.__class__(breadth_top=1, aspect_top=1, part_for_all=False)
+    counter = TokenCounter(Chars(), "chars")
+    sel = Selection([doc], [{}], ["topic"], counter, 10_000, policy)
+    sel.take_windows(windows, parts)
+    assert set(sel.chosen[0]) == {0, 3, 4}
