@@ -351,7 +351,8 @@ def positions(documents: Sequence[Document], scores: dict, policy: PackingPolicy
     for i, d in enumerate(documents):
         key = doc_key(d, i)
         pos = {s.index: k for k, s in enumerate(d.sections)}
-        out.append({pos[idx]: sc * _contents_factor(d, pos[idx], policy)
+        known = _known(d)
+        out.append({pos[idx]: sc * _contents_factor(d, pos[idx], policy, known=known)
                     for (dk, idx), sc in scores.items() if dk == key and idx in pos})
     return out
 
@@ -378,11 +379,17 @@ def contents_blocks(doc: Document) -> frozenset[tuple[int, int]]:
     return frozenset((k, j) for k in range(len(doc.sections)) for j in _section_contents(doc, k))
 
 
-def _section_contents(doc: Document, k: int) -> frozenset[int]:
+def _known(doc: Document) -> dict:
+    """The contents blocks found so far per section position (looked up once per call of
+    positions() or window_positions(): a lookup checks the document's every section)."""
+    return _CONTENTS.get(doc, lambda d: {})
+
+
+def _section_contents(doc: Document, k: int, known: dict | None = None) -> frozenset[int]:
     """The contents blocks of section k (contents_blocks), computed once per section: only
     the sections a question's search ranks are looked at (a 1,158-page manual whole: about
     50 ms)."""
-    known = _CONTENTS.get(doc, lambda d: {})
+    known = _known(doc) if known is None else known
     got = known.get(k)
     if got is None:
         got = known[k] = _contents(doc.sections[k])
@@ -408,12 +415,12 @@ def _contents(s) -> frozenset[int]:
 
 
 def _contents_factor(doc: Document, k: int, policy: PackingPolicy, first: int = 0,
-                     last: int | None = None) -> float:
+                     last: int | None = None, known: dict | None = None) -> float:
     """policy.contents_weight where blocks first..last of section k are mostly
     (policy.contents_share of their characters) contents_blocks, else 1."""
     if policy.contents_weight == 1.0:
         return 1.0
-    toc = _section_contents(doc, k)
+    toc = _section_contents(doc, k, known)
     if not toc:
         return 1.0
     blocks = doc.sections[k].blocks
@@ -571,12 +578,13 @@ def window_positions(documents: Sequence[Document], windows: dict,
     where = {doc_key(d, i): i for i, d in enumerate(documents)}
     pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
     out = []
+    known = [_known(d) for d in documents]
     for (key, idx, first, last), sc in windows.items():
         i = where.get(key)
         if i is not None and idx in pos[i]:
             k = pos[i][idx]
-            out.append((i, k, first, last,
-                        sc * _contents_factor(documents[i], k, policy, first, last)))
+            out.append((i, k, first, last, sc * _contents_factor(documents[i], k, policy, first,
+                                                                 last, known[i])))
     return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
 
 
