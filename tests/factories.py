@@ -193,3 +193,13 @@ def wait_for(predicate: Callable[[], object], timeout: float, poll: float = 0.02
             return value
         time.sleep(poll)
     raise AssertionError("timed out waiting")
+
+
+def prose_doc(sections: Sequence[tuple[str, Sequence[str]]], sha256: str = "m") -> Document:
+    """An English PDF-like document: one section per (title, block texts), section k on
+    page k + 1, every block prose."""
+    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
+                    tuple(Block("prose", t, i + 1) for t in texts))
+            for i, (title, texts) in enumerate(sections)]
+    return Document(path="m.pdf", sha256=sha256, name="m.pdf", kind="pdf", language="en",
+                    pages=[Page(i + 1, "") for i in range(len(sections))], sections=secs)

@@ -8,8 +8,8 @@ from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
 from docchat.context.retrieval import doc_key
 from docchat.context.selection import contents_blocks, positions, select, window_positions
-from ingest.document import Block, Document, Page, Section
-from tests.factories import Chars
+from ingest.document import Document
+from tests.factories import Chars, prose_doc
 
 TOC = "\n".join(f"{k}.{j} {title} . . . . . . . . . . . . {10 * k + j}"
                 for k, title in enumerate(["Printer queues", "Font setup", "Mail delivery"], 1)
@@ -24,13 +24,9 @@ BODY = ("Printer queues are configured in the spool folder: each queue has a nam
 
 
 def _doc() -> Document:
-    parts = [("Contents", [TOC]), ("1 Printer queues", [BODY, BODY]), ("2 Fonts", [BODY]),
-             ("Change history", [CHANGES]), ("Index", [INDEX])]
-    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
-                    tuple(Block("prose", t, i + 1) for t in texts))
-            for i, (title, texts) in enumerate(parts)]
-    return Document(path="m.pdf", sha256="toc", name="m.pdf", kind="pdf", language="en",
-                    pages=[Page(i + 1, "") for i in range(len(parts))], sections=secs)
+    return prose_doc([("Contents", [TOC]), ("1 Printer queues", [BODY, BODY]),
+                      ("2 Fonts", [BODY]), ("Change history", [CHANGES]), ("Index", [INDEX])],
+                     sha256="toc")
 
 
 def test_contents_and_index_blocks_are_found_but_not_a_change_log_or_prose():

@@ -13,19 +13,15 @@ from docchat.context.policy import POLICY
 from docchat.context.retrieval import asks_structure, asks_whole, aspects
 from docchat.context.selection import Selection, covering, select, spread
 from docchat.context.turn_packing import pack_turn
-from ingest.document import Block, Document, Page, Section
-from tests.factories import Chars
+from ingest.document import Document
+from tests.factories import Chars, prose_doc
 
 FILLER = ("The system keeps its records in plain files that the administrator can read "
           "and change with any editor, and every change is written to the log. ")
 
 
 def _doc(sections: list[tuple[str, list[str]]]) -> Document:
-    secs = [Section(i, (title,), 1, i + 1, i + 1, "prose",
-                    tuple(Block("prose", t, i + 1) for t in texts))
-            for i, (title, texts) in enumerate(sections)]
-    return Document(path="m.pdf", sha256="m", name="m.pdf", kind="pdf", language="en",
-                    pages=[Page(i + 1, "") for i in range(len(sections))], sections=secs)
+    return prose_doc(sections)
 
 
 def test_covering_puts_the_other_aspect_second():
