@@ -69,6 +69,13 @@ class RepetitionPolicy:
     # sentence_repeats, for real text repeats a reference three times in a row
     long_repeats: int = 4
     long_window: int = 12
+    # A unit whose words repeat but for its numbers ("6.3: Template files [p. 50]", "6.4:
+    # Template files [p. 50]", ...) is a loop said this many times in a row, when it holds
+    # at least numbered_words different words that are not numbers: list items that differ
+    # only by their number say nothing new; a table's rows of a number and a few values
+    # ("| 3 | yes |") do recur.
+    numbered_repeats: int = 5
+    numbered_words: int = 5
 
 
 class RepetitionDetector:
@@ -83,6 +90,7 @@ class RepetitionDetector:
         self._starts: list[int] = []  # each word's offset in text
         self._ends: list[int] = []
         self._runs = [0] * (self.policy.max_period + 1)  # run[p]: words equal p words back
+        self._numbered = [0] * (self.policy.max_period + 1)  # the same, any number equal
         self._sentence: list[int] = []  # word indexes of the sentence being read
         self._in_code = False  # inside a ``` fence
         self._sentences: deque[tuple[tuple[str, ...], int]] = deque(
@@ -144,13 +152,20 @@ class RepetitionDetector:
         return self._periodic(n)
 
     def _periodic(self, n: int) -> bool:
-        words, runs, policy = self._words, self._runs, self.policy
+        words, runs, numbered, policy = self._words, self._runs, self._numbered, self.policy
         for p in range(1, min(policy.max_period, n) + 1):
             runs[p] = runs[p] + 1 if words[n] == words[n - p] else 0
-            span = runs[p] + p
-            if runs[p] >= (policy.repeats - 1) * p and span >= policy.min_span and any(
-                    _LETTER.search(w) for w in words[n - p + 1:n + 1]):
+            numbered[p] = numbered[p] + 1 if runs[p] or (
+                words[n].isdigit() and words[n - p].isdigit()) else 0
+            unit = words[n - p + 1:n + 1]
+            if not any(_LETTER.search(w) for w in unit):
+                continue
+            if runs[p] >= (policy.repeats - 1) * p and runs[p] + p >= policy.min_span:
                 self._cut_at(n + 1 - runs[p], p)
+                return True
+            if (p >= policy.numbered_words and numbered[p] >= (policy.numbered_repeats - 1) * p
+                    and len({w for w in unit if not w.isdigit()}) >= policy.numbered_words):
+                self._cut_at(n + 1 - numbered[p], p)
                 return True
         return False
 

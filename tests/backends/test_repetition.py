@@ -96,17 +96,38 @@ def test_a_stream_without_a_loop_is_untouched_and_the_policy_can_be_turned_off()
     assert request.stats.finish_reason == "length"
 
 
+THINGS = ["configuration file", "log folder", "spool queue", "cron table", "mail relay",
+          "font cache", "key ring", "swap area", "boot loader", "time zone"]
+ZH_THINGS = ["配置文件", "日志目录", "打印队列", "定时任务", "邮件转发", "字体缓存", "密钥环",
+             "交换分区", "引导程序", "时区"]
+
+
 def test_lists_with_repeated_structure_are_not_loops():
-    steps = "".join(f"- Step {i}: open the configuration file and check the settings.\n"
+    """Items that share their structure and differ in what they name (as real lists do)."""
+    steps = "".join(f"- Step {i}: open the {THINGS[i % 10]} and check the settings.\n"
                     for i in range(1, 30))
     table = "| Name | Value | Unit |\n|---|---|---|\n" + "".join(
         f"| row {i} | 0 | 0 |\n" for i in range(40))
     zeros = "| 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |\n" * 12
-    numbered = "".join(f"{i}. 第{i}步：打开配置文件并检查设置。\n" for i in range(1, 30))
+    numbered = "".join(f"{i}. 第{i}步：打开{ZH_THINGS[i % 10]}并检查设置。\n" for i in range(1, 30))
     code = "```python\n" + "".join(f"    x{i} = compute(a, b, c, d)\n    check(x{i})\n"
                                    for i in range(20)) + "```\n"
     for text in (steps, table, zeros, numbered, code):
         assert feed(text).cut is None, text[:60]
+
+
+def test_items_that_differ_only_by_their_number_are_a_loop():
+    """SmolLM2 on a 193-page manual (2026-12-05): "6.2: Template files and their fields
+    [p. 50]", then 6.3, 6.4, ... to the token limit. The words repeat but for the numbers:
+    cut after the first saying (before, it ran on: no unit repeated word for word)."""
+    head = "1.1 Scope\n\nPackage maintainer scripts and installation procedure [p. 49]\n"
+    loop = head + "".join(f"6.{k}: Template files and their fields [p. 50]\n"
+                          for k in range(2, 20))
+    d = feed(loop)
+    assert d.cut is not None
+    assert d.kept().count("Template files") == 1
+    zh = "".join(f"{i}. 第{i}步：打开配置文件并检查设置。\n" for i in range(1, 30))
+    assert feed(zh).cut is not None
 
 
 def _document_texts() -> list[tuple[str, str]]:
