@@ -157,14 +157,17 @@ class RepetitionDetector:
             runs[p] = runs[p] + 1 if words[n] == words[n - p] else 0
             numbered[p] = numbered[p] + 1 if runs[p] or (
                 words[n].isdigit() and words[n - p].isdigit()) else 0
-            unit = words[n - p + 1:n + 1]
+            exact = runs[p] >= (policy.repeats - 1) * p and runs[p] + p >= policy.min_span
+            if not exact and (p < policy.numbered_words
+                              or numbered[p] < (policy.numbered_repeats - 1) * p):
+                continue
+            unit = words[n - p + 1:n + 1]  # built only for a candidate: this runs per word
             if not any(_LETTER.search(w) for w in unit):
                 continue
-            if runs[p] >= (policy.repeats - 1) * p and runs[p] + p >= policy.min_span:
+            if exact:
                 self._cut_at(n + 1 - runs[p], p)
                 return True
-            if (p >= policy.numbered_words and numbered[p] >= (policy.numbered_repeats - 1) * p
-                    and len({w for w in unit if not w.isdigit()}) >= policy.numbered_words):
+            if len({w for w in unit if not w.isdigit()}) >= policy.numbered_words:
                 self._cut_at(n + 1 - numbered[p], p)
                 return True
         return False

@@ -352,7 +352,7 @@ def positions(documents: Sequence[Document], scores: dict, policy: PackingPolicy
         key = doc_key(d, i)
         pos = {s.index: k for k, s in enumerate(d.sections)}
         known = _known(d)
-        out.append({pos[idx]: sc * _contents_factor(d, pos[idx], policy, known=known)
+        out.append({pos[idx]: sc * _contents_factor(d, pos[idx], policy, known)
                     for (dk, idx), sc in scores.items() if dk == key and idx in pos})
     return out
 
@@ -376,7 +376,9 @@ def contents_blocks(doc: Document) -> frozenset[tuple[int, int]]:
     number, and many (30%) with dot leaders or in a section titled as contents. The outline
     every prompt carries gives the structure already; as a passage such a block repeats
     the titles a question names (so it ranks high) and answers nothing."""
-    return frozenset((k, j) for k in range(len(doc.sections)) for j in _section_contents(doc, k))
+    known = _known(doc)
+    return frozenset((k, j) for k in range(len(doc.sections))
+                     for j in _section_contents(doc, k, known))
 
 
 def _known(doc: Document) -> dict:
@@ -385,11 +387,10 @@ def _known(doc: Document) -> dict:
     return _CONTENTS.get(doc, lambda d: {})
 
 
-def _section_contents(doc: Document, k: int, known: dict | None = None) -> frozenset[int]:
-    """The contents blocks of section k (contents_blocks), computed once per section: only
-    the sections a question's search ranks are looked at (a 1,158-page manual whole: about
-    100 ms)."""
-    known = _known(doc) if known is None else known
+def _section_contents(doc: Document, k: int, known: dict) -> frozenset[int]:
+    """The contents blocks of section k (contents_blocks), computed once per section into
+    known (_known(doc)): only the sections a question's search ranks are looked at (a
+    1,158-page manual whole: about 100 ms)."""
     got = known.get(k)
     if got is None:
         got = known[k] = _contents(doc.sections[k])
@@ -414,8 +415,8 @@ def _contents(s) -> frozenset[int]:
     return frozenset(out)
 
 
-def _contents_factor(doc: Document, k: int, policy: PackingPolicy, first: int = 0,
-                     last: int | None = None, known: dict | None = None) -> float:
+def _contents_factor(doc: Document, k: int, policy: PackingPolicy, known: dict,
+                     first: int = 0, last: int | None = None) -> float:
     """policy.contents_weight where blocks first..last of section k are mostly
     (policy.contents_share of their characters) contents_blocks, else 1."""
     if policy.contents_weight == 1.0:
@@ -583,8 +584,8 @@ def window_positions(documents: Sequence[Document], windows: dict,
         i = where.get(key)
         if i is not None and idx in pos[i]:
             k = pos[i][idx]
-            out.append((i, k, first, last, sc * _contents_factor(documents[i], k, policy, first,
-                                                                 last, known[i])))
+            out.append((i, k, first, last, sc * _contents_factor(documents[i], k, policy,
+                                                                 known[i], first, last)))
     return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
 
 

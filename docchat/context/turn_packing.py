@@ -115,8 +115,8 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     # A section may be in the window in parts, from several turns. One that holds none of
     # the question's best windows (its own words) is left as it is (None: not grown); one
     # whose unsent blocks hold them gets those blocks (selection.to_grow).
-    grow = selection.to_grow(here, selection.window_positions(documents, rel.own_windows),
-                             policy)
+    own = selection.window_positions(documents, rel.own_windows, policy)
+    grow = selection.to_grow(here, own, policy)
     for i, pos, p in here:
         win.present[(i, pos)] = (None if (i, pos) not in grow
                                  else _union(win.present.get((i, pos), set()), p.blocks))
