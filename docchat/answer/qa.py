@@ -53,6 +53,11 @@ FOLLOWUP_MIN_EVIDENCE = 64
 # Excerpts read ahead for the next turn (turn_packing.read_ahead, while the user reads the
 # answer) are used when the backend's cache holds at least this share of their tokens.
 AHEAD_HELD = 0.9
+# A question asked before the read-ahead was done starts with the passages read so far (the
+# longest run of its first ones the cache holds, all but this many tokens: where the cut
+# falls inside a token), and takes an own share between AHEAD_NEW_SHARE and
+# FOLLOWUP_NEW_SHARE by the share of the read-ahead they hold.
+AHEAD_EDGE = 4
 # How much to read ahead, as a share of a first question's budget in tokens (0: never).
 # A follow-up's own new tokens after excerpts read ahead (None: FOLLOWUP_NEW_SHARE): less,
 # for the excerpts it starts with are read already. Without them (a new topic, a question
@@ -166,14 +171,14 @@ def turn_budget(backend, conversation: Conversation, question: str, max_new: int
     if not conversation.turns:
         return _fitted(base, max(prompt, base.prompt_budget), max_new), None
     need = backend.count_prompt_tokens([Message("user", question)])
-    new = max(_new_share(backend, base.prompt_budget, prior, conversation.ahead is not None),
+    ahead = conversation.ahead
+    new = max(_new_share(backend, base.prompt_budget, prior, ahead.read if ahead else 0.0),
               need + FOLLOWUP_MIN_EVIDENCE)
     # Never so little that the packer compacts only because reading is slow now (a busy
     # machine): it compacts when the turns and question leave less than min_new_evidence.
     floor = prior + need + POLICY.min_new_evidence + TEMPLATE_SLACK
     # Excerpts read ahead come on top: already read, so the turn may hold them besides its
     # share; the packer takes that room away again where it does not use them.
-    ahead = conversation.ahead
     extra = backend.count_prompt_tokens([Message("user", ahead.text)]) if ahead else 0
     return _fitted(base, max(prompt, prior + new, floor) + extra, max_new), new
 
@@ -182,10 +187,11 @@ def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
                max_new: int = 0) -> Conversation:
     """The conversation with its excerpts read ahead only where the backend's cache holds
     them (AHEAD_HELD of their tokens at least; a backend that does not say is taken to):
-    a question asked before the read-ahead was done would read them on top of its own;
-    and, given the first question's budget (base), only where the window still has room
-    for a follow-up's own share after them (else that turn would compact, and send them
-    no more)."""
+    a question asked before the read-ahead was done would read them on top of its own. It
+    keeps the first passages that were read (Ahead.first) instead, where there are some.
+    Given the first question's budget (base), only where the window still has room for a
+    follow-up's own share after them (else that turn would compact, and send them no
+    more)."""
     ahead = conversation.ahead
     if ahead is None:
         return conversation
@@ -199,14 +205,29 @@ def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
         room = total + share + POLICY.min_new_evidence + max_new <= base.window
     if room and held >= total - (1 - AHEAD_HELD) * extra:
         return conversation
-    return replace(conversation, ahead=None)
+    return replace(conversation, ahead=_read_part(backend, conversation) if room else None)
 
 
-def _new_share(backend, first_budget: int, start: int, ahead: bool = False) -> int:
-    """A follow-up's new tokens: FOLLOWUP_NEW_SHARE (AHEAD_NEW_SHARE after excerpts read
-    ahead) of a first question's budget, in tokens or (FOLLOWUP_SHARE_OF = "time") in
-    reading time, read after ``start`` earlier tokens."""
-    share = FOLLOWUP_NEW_SHARE if not ahead or AHEAD_NEW_SHARE is None else AHEAD_NEW_SHARE
+def _read_part(backend, conversation: Conversation):
+    """The first passages read ahead that the backend's cache holds (Ahead.first; None:
+    not even the first one): a read-ahead cut short by a question."""
+    ahead, head = conversation.ahead, conversation.messages()
+    for k in range(len(ahead.ends) - 1, 0, -1):
+        part = ahead.first(k)
+        messages = [*head, Message("user", part.text)]
+        total = backend.count_prompt_tokens(messages)
+        if _cached(backend, messages, total, 0) >= total - AHEAD_EDGE:
+            return part
+    return None
+
+
+def _new_share(backend, first_budget: int, start: int, ahead: float = 0.0) -> int:
+    """A follow-up's new tokens: FOLLOWUP_NEW_SHARE of a first question's budget, less
+    towards AHEAD_NEW_SHARE by the share of a read-ahead the turn starts with (`ahead`: 1.0
+    all of it), in tokens or (FOLLOWUP_SHARE_OF = "time") in reading time, read after
+    ``start`` earlier tokens."""
+    low = FOLLOWUP_NEW_SHARE if AHEAD_NEW_SHARE is None else AHEAD_NEW_SHARE
+    share = FOLLOWUP_NEW_SHARE - (FOLLOWUP_NEW_SHARE - low) * ahead
     meter = getattr(backend, "rate_meter", None)
     if FOLLOWUP_SHARE_OF != "time" or meter is None or not getattr(meter, "span", None):
         return int(share * first_budget)

@@ -80,6 +80,18 @@ class Ahead:
     so the backend has already read them; any other question leaves them out."""
     passages: tuple[PassageRef, ...]
     text: str  # prompts.context_block("", their excerpts): how the next message starts
+    # Where each passage's text ends in `text` (text[:ends[k]] holds the first k + 1: the
+    # rendering only appends), so that a read-ahead cut short is used as far as it was read
+    # (qa.ahead_held); () where unknown.
+    ends: tuple[int, ...] = ()
+    # The share of the planned read-ahead's text this holds (1.0: all of it).
+    read: float = 1.0
+
+    def first(self, k: int) -> "Ahead":
+        """The first k passages only, as read ahead before the rest."""
+        end = self.ends[k - 1]
+        return Ahead(self.passages[:k], self.text[:end], self.ends[:k],
+                     self.read * end / max(1, len(self.text)))
 
 
 @dataclass(frozen=True)

@@ -157,8 +157,11 @@ def read_ahead(documents: Sequence[Document], backend: PromptCounter,
     found = existing_passages(documents, _names(documents), turn.passages)
     if len(found) != len(turn.passages):
         return None
-    return Ahead(turn.passages, _ahead_text(documents, found,
-                                            prompts.question_language(question)))
+    lang = prompts.question_language(question)
+    text = _ahead_text(documents, found, lang)
+    parts = [_ahead_text(documents, found[:k], lang) for k in range(1, len(found) + 1)]
+    ends = tuple(len(t) for t in parts) if all(text.startswith(t) for t in parts) else ()
+    return Ahead(turn.passages, text, ends)
 
 
 def _ahead_text(documents: Sequence[Document], found: Sequence[tuple], lang: str) -> str:

@@ -201,3 +201,66 @@ def test_after_an_answer_what_comes_next_is_read_ahead_and_starts_a_follow_up(tm
             for k, i, b in second.metrics["turn_passages"]]
     assert sent[:len(ahead.passages)] == [
         (k, i, None if b is None else tuple(b)) for k, i, b in ahead.passages]
+
+
+def test_a_follow_up_asked_while_the_read_ahead_is_read_starts_with_what_was_read(
+        tmp_path, monkeypatch):
+    """The question comes before the read-ahead is done: the cache holds the stored turns
+    and only the first passage read ahead. The follow-up starts its turn with that passage
+    alone (read already), not with all of them nor with none."""
+    import time
+    from pathlib import Path
+
+    from docchat.answer import qa
+    from docchat.backends import Message
+    from docchat.library.documents import ingest_path
+
+    class CutShort(Warmable):
+        """A cache holding the last prefetch's messages up to `cut` characters of its last
+        one (None: all of it)."""
+        cut: int | None = None
+
+        def cached_tokens(self, messages):
+            if not self.sent:
+                return None
+            *head, last = self.sent[-1]
+            read = [*head, Message(last.role, last.content[:self.cut])]
+            if list(messages[:-1]) == head and read[-1].content.startswith(
+                    messages[-1].content):
+                return self.count_prompt_tokens(messages)
+            return self.count_prompt_tokens(read) - 1 if list(messages[:-1]) == head else 0
+
+    monkeypatch.setattr(qa, "READ_AHEAD_SHARE", 0.25)
+    db = str(tmp_path / "s.db")
+    store = SessionStore.open(db)
+    backend = CutShort(reply="You may convey verbatim copies [p. 1].", prefill_tps=20000)
+    data = Path(__file__).resolve().parents[1] / "data" / "summarize" / "GPL-3.txt"
+    doc = ingest_path(store, data, tokenizer=backend).document
+    sid = store.create_session()
+    store.attach(sid, doc.id)
+    running, done = Generations(), {}
+    options = session.AskOptions(preset="raw", ttft_target=0.2)
+
+    def ask(question: str):
+        g = session.start_answer(store=store, running=running, session_id=sid,
+                                 question=question, documents=[doc], backend=backend,
+                                 options=options, db_path=db, asked_at=time.perf_counter(),
+                                 done=done)
+        assert g.join(20) and g.status == "done"
+        return store.turns(sid)[-1]
+
+    ask("What may I do when I convey verbatim copies of the program?")
+    key = ("ahead", sid, (doc.id,))
+    for _ in range(200):
+        if key in done:
+            break
+        time.sleep(0.05)
+    ahead = done[key][1]
+    assert len(ahead.passages) >= 2 and len(ahead.ends) == len(ahead.passages)
+    backend.cut = ahead.ends[0] + (ahead.ends[1] - ahead.ends[0]) // 2
+    second = ask("And may I charge a fee for those copies?")
+    message = second.metrics["turn_message"]
+    assert message.startswith(ahead.text[:ahead.ends[0]])
+    assert not message.startswith(ahead.text[:ahead.ends[1]])
+    first = ahead.passages[0]
+    assert [tuple(x[:2]) for x in second.metrics["turn_passages"]][0] == tuple(first[:2])

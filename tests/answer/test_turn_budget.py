@@ -238,3 +238,43 @@ def test_a_follow_up_after_excerpts_read_ahead_adds_its_own_smaller_share(monkey
         FOLLOWUP_NEW_SHARE * b.prompt_budget)
     assert turn_budget(backend, ahead, "And the other one?", 256, b)[1] == int(
         0.1 * b.prompt_budget)
+
+
+def test_a_read_ahead_cut_short_by_the_question_is_used_as_far_as_it_was_read(monkeypatch):
+    """Asked while the read-ahead was still being read: the follow-up starts with the first
+    passages the cache holds (not none of them), and its own share lies between the share
+    after a whole read-ahead and the share without one, by how much of it was read."""
+    from dataclasses import replace
+
+    from docchat.answer import qa
+    from docchat.answer.qa import ahead_held
+    from docchat.context.conversation import Ahead
+
+    monkeypatch.setattr(qa, "AHEAD_NEW_SHARE", 0.1)
+    conv = conversation()
+    texts = ["## Excerpts\n" + "A" * 800, "\n\n" + "B" * 800, "\n\n" + "C" * 800,
+             "\n\n" + "D" * 800]
+    ends = tuple(len("".join(texts[:k])) for k in range(1, 5))
+    refs = tuple(("doc", k, None) for k in range(4))
+    whole = Ahead(refs, "".join(texts), ends)
+    ahead = replace(conv, ahead=whole)
+    meter = Meter()
+    prior = meter.count_prompt_tokens(conv.messages())
+    two = meter.count_prompt_tokens([*conv.messages(), Message("user", whole.text[:ends[1]])])
+    # read up to a little way into the third passage
+    backend = Meter(held=two + 50)
+    got = ahead_held(backend, ahead).ahead
+    assert got is not None and got.passages == refs[:2] and got.text == whole.text[:ends[1]]
+    assert got.ends == ends[:2] and abs(got.read - ends[1] / len(whole.text)) < 1e-9
+    b = base(backend)
+    new = turn_budget(backend, replace(conv, ahead=got), "And the other one?", 256, b)[1]
+    assert int(0.1 * b.prompt_budget) < new < int(FOLLOWUP_NEW_SHARE * b.prompt_budget)
+    assert new == int((FOLLOWUP_NEW_SHARE - (FOLLOWUP_NEW_SHARE - 0.1) * got.read)
+                      * b.prompt_budget)
+    # all but the cut's few tokens of the first passage: that one only
+    one = meter.count_prompt_tokens([*conv.messages(), Message("user", whole.text[:ends[0]])])
+    assert ahead_held(Meter(held=one - qa.AHEAD_EDGE), ahead).ahead.passages == refs[:1]
+    # not even the first passage, or a read-ahead without its passages' ends: none
+    assert ahead_held(Meter(held=prior + 20), ahead).ahead is None
+    assert ahead_held(Meter(held=two + 50), replace(conv, ahead=replace(
+        whole, ends=()))).ahead is None
