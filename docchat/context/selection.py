@@ -53,7 +53,9 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     sel.carry(carry)
     sel.take_part(whole, named, parts)
     sel.take_windows(windows, aspects)
-    if avail >= policy.meant_from and not whole:  # a part as a whole: its spread instead
+    # Also for a question taken to ask about a part as a whole: the rule reads words ("one
+    # whole number" is no part), and the meant windows only take what the spread left.
+    if avail >= policy.meant_from:
         sel.take_meant(meant)
     for i in range(len(documents)):
         sel.fill(i, sel.shares[i] - sel.breadth[i])

@@ -224,6 +224,10 @@ def test_windows_by_meaning_alone_get_in_where_the_budget_has_room():
     assert 12 not in picked(POLICY.meant_from - 500)
     from dataclasses import replace
     assert 12 not in picked(POLICY.meant_from + 500, replace(POLICY, meant_top=0))
+    # a question taken to ask about a part as a whole ("... one whole number ...") too
+    got = select([doc], [{0: 10.0, 1: 2.0}], ["alpha", "gear", "set"], counter,
+                 POLICY.meant_from + 500, (), windows, POLICY, meant=meant, whole=True)
+    assert 12 in {p.section.index for p in got[0]}
 
 
 def test_a_turns_excerpts_come_best_scored_first_then_in_order_of_choice():
