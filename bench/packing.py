@@ -509,6 +509,9 @@ def parse_args() -> argparse.Namespace:
                     help="docchat's dense scores (Settings.embedder; default %(default)s): the "
                          "multilingual Universal Sentence Encoder, all-MiniLM-L6-v2 (English "
                          "documents only) or none")
+    ap.add_argument("--window-tokens", type=int, default=0,
+                    help="MiniLM reads this many wordpieces of each window (default: "
+                         "embeddings.WINDOW_TOKENS); vectors are stored per setting")
     ap.add_argument("--followups", choices=("app", "append", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
                          "passes them (previous_passages); append: every question packed as "
@@ -693,12 +696,19 @@ def prepare_vectors(items: list[Item], paths: dict, lib: Library) -> dict:
     return out
 
 
+def _window_tokens() -> int:
+    from docchat.context import embeddings
+
+    return embeddings.MINILM.window_tokens
+
+
 def summarize(res: Results, items: list[Item], sets: list[str], methods: list[str],
               budgets: list[int], counter_name: str, args, lib: Library, load_s: float) -> dict:
     """The JSON summary: recall per set, method, budget and kind, with the run's context."""
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
         "followups": args.followups, "embedder": args.embedder,
+        "window_tokens": _window_tokens(),
         "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
         "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
         "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
@@ -786,6 +796,8 @@ def main() -> None:
         return
     from docchat.context import embeddings
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
+    if args.window_tokens:  # a setting tried: MINILM is the model every embedder shares
+        object.__setattr__(embeddings.MINILM, "window_tokens", args.window_tokens)
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(ALL_METHODS)
