@@ -54,10 +54,8 @@ FOLLOWUP_MIN_EVIDENCE = 64
 # answer) are used when the backend's cache holds at least this share of their tokens.
 AHEAD_HELD = 0.9
 # A question asked before the read-ahead was done starts with the passages read so far (the
-# longest run of its first ones the cache holds, all but this many tokens: where the cut
-# falls inside a token), and takes an own share between AHEAD_NEW_SHARE and
-# FOLLOWUP_NEW_SHARE by the share of the read-ahead they hold.
-AHEAD_EDGE = 4
+# longest run of its first ones the cache holds: qa._read_part), and takes an own share
+# between AHEAD_NEW_SHARE and FOLLOWUP_NEW_SHARE by the share of the read-ahead they hold.
 # How much to read ahead, as a share of a first question's budget in tokens (0: never).
 # A follow-up's own new tokens after excerpts read ahead (None: FOLLOWUP_NEW_SHARE): less,
 # for the excerpts it starts with are read already. Without them (a new topic, a question
@@ -210,13 +208,16 @@ def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
 
 def _read_part(backend, conversation: Conversation):
     """The first passages read ahead that the backend's cache holds (Ahead.first; None:
-    not even the first one): a read-ahead cut short by a question."""
+    not even the first one): a read-ahead cut short by a question. The cache holds the
+    read-ahead's tokens up to `reach`; a run of first passages whose own prompt (up to the
+    end of its text, as cached_tokens counts) the cache matches less far than that ends
+    before the cut, so it was read whole (but for a token or two where its end tokenizes
+    differently alone); one that goes past the cut matches exactly as far."""
     ahead, head = conversation.ahead, conversation.messages()
+    reach = _cached(backend, conversation.messages_ahead(), 1 << 30, 0)
     for k in range(len(ahead.ends) - 1, 0, -1):
         part = ahead.first(k)
-        messages = [*head, Message("user", part.text)]
-        total = backend.count_prompt_tokens(messages)
-        if _cached(backend, messages, total, 0) >= total - AHEAD_EDGE:
+        if _cached(backend, [*head, Message("user", part.text)], 1 << 30, reach) < reach:
             return part
     return None
 

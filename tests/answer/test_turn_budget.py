@@ -271,9 +271,11 @@ def test_a_read_ahead_cut_short_by_the_question_is_used_as_far_as_it_was_read(mo
     assert int(0.1 * b.prompt_budget) < new < int(FOLLOWUP_NEW_SHARE * b.prompt_budget)
     assert new == int((FOLLOWUP_NEW_SHARE - (FOLLOWUP_NEW_SHARE - 0.1) * got.read)
                       * b.prompt_budget)
-    # all but the cut's few tokens of the first passage: that one only
+    # the first passage and a little of the second: the first one only; not quite all of
+    # the first: none
     one = meter.count_prompt_tokens([*conv.messages(), Message("user", whole.text[:ends[0]])])
-    assert ahead_held(Meter(held=one - qa.AHEAD_EDGE), ahead).ahead.passages == refs[:1]
+    assert ahead_held(Meter(held=one + 10), ahead).ahead.passages == refs[:1]
+    assert ahead_held(Meter(held=one - 3), ahead).ahead is None
     # not even the first passage, or a read-ahead without its passages' ends: none
     assert ahead_held(Meter(held=prior + 20), ahead).ahead is None
     assert ahead_held(Meter(held=two + 50), replace(conv, ahead=replace(
