@@ -34,11 +34,11 @@ ROOT = HERE.parents[1]
 KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "follow-up",
          "two-section"}
 # file -> (seed, {split: share}); the shares of a file add up to 1.
-# blind.json to blind10.json were run once each and are spent; blind6.json to blind9.json were
+# blind.json to blind11.json were run once each and are spent; blind6.json to blind9.json were
 # retired to tuning on 2026-12-05 (their questions are looked at now), once blind10.json, the
-# tenth set, had been written for the next figure of record; blind10.json was retired the same
-# way later that day, once blind11.json, the eleventh set, had been written.
-RULES: dict = {"blind11.json": (20261211, {"blind": 1.0})}
+# tenth set, had been written for the next figure of record; blind10.json and blind11.json
+# were retired the same way later that day, each once the next set was being written.
+RULES: dict = {}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
