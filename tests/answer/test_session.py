@@ -155,22 +155,16 @@ def test_a_text_document_link_finds_the_page_holding_the_passage():
     assert target.page == 2 and target.passage == "The lid is blue."
 
 
-def test_after_an_answer_what_comes_next_is_read_ahead_and_starts_a_follow_up(tmp_path,
-                                                                               monkeypatch):
-    """Once an answer is saved, the excerpts its question would have got next are sent to
-    the backend to read (after the conversation as stored) while the user reads; the next
-    question, still on the topic, starts its turn with exactly them."""
+def _gpl_chat(tmp_path, backend):
+    """The chat page's path over GPL-3.txt: (ask(question) -> the stored turn, wait_ahead()
+    -> (follows, Ahead) once the read-ahead after the last answer is packed)."""
     import time
     from pathlib import Path
 
-    from docchat.answer import qa
-    from docchat.backends import Message
     from docchat.library.documents import ingest_path
 
-    monkeypatch.setattr(qa, "READ_AHEAD_SHARE", 0.25)
     db = str(tmp_path / "s.db")
     store = SessionStore.open(db)
-    backend = Warmable(reply="You may convey verbatim copies [p. 1].", prefill_tps=20000)
     data = Path(__file__).resolve().parents[1] / "data" / "summarize" / "GPL-3.txt"
     doc = ingest_path(store, data, tokenizer=backend).document
     sid = store.create_session()
@@ -186,13 +180,30 @@ def test_after_an_answer_what_comes_next_is_read_ahead_and_starts_a_follow_up(tm
         assert g.join(20) and g.status == "done"
         return store.turns(sid)[-1]
 
+    def wait_ahead():
+        key = ("ahead", sid, (doc.id,))
+        for _ in range(200):
+            if key in done:
+                break
+            time.sleep(0.05)
+        return done[key]
+
+    return ask, wait_ahead
+
+
+def test_after_an_answer_what_comes_next_is_read_ahead_and_starts_a_follow_up(tmp_path,
+                                                                               monkeypatch):
+    """Once an answer is saved, the excerpts its question would have got next are sent to
+    the backend to read (after the conversation as stored) while the user reads; the next
+    question, still on the topic, starts its turn with exactly them."""
+    from docchat.answer import qa
+    from docchat.backends import Message
+
+    monkeypatch.setattr(qa, "READ_AHEAD_SHARE", 0.25)
+    backend = Warmable(reply="You may convey verbatim copies [p. 1].", prefill_tps=20000)
+    ask, wait_ahead = _gpl_chat(tmp_path, backend)
     ask("What may I do when I convey verbatim copies of the program?")
-    key = ("ahead", sid, (doc.id,))
-    for _ in range(200):
-        if key in done:
-            break
-        time.sleep(0.05)
-    follows, ahead = done[key]
+    follows, ahead = wait_ahead()
     assert follows == 2 and ahead.passages
     assert backend.sent[-1][-1] == Message("user", ahead.text)  # after the stored turns
     second = ask("And may I charge a fee for those copies?")
@@ -208,12 +219,8 @@ def test_a_follow_up_asked_while_the_read_ahead_is_read_starts_with_what_was_rea
     """The question comes before the read-ahead is done: the cache holds the stored turns
     and only the first passage read ahead. The follow-up starts its turn with that passage
     alone (read already), not with all of them nor with none."""
-    import time
-    from pathlib import Path
-
     from docchat.answer import qa
     from docchat.backends import Message
-    from docchat.library.documents import ingest_path
 
     class CutShort(Warmable):
         """A cache holding the last prefetch's messages up to `cut` characters of its last
@@ -231,31 +238,10 @@ def test_a_follow_up_asked_while_the_read_ahead_is_read_starts_with_what_was_rea
             return self.count_prompt_tokens(read) - 1 if list(messages[:-1]) == head else 0
 
     monkeypatch.setattr(qa, "READ_AHEAD_SHARE", 0.25)
-    db = str(tmp_path / "s.db")
-    store = SessionStore.open(db)
     backend = CutShort(reply="You may convey verbatim copies [p. 1].", prefill_tps=20000)
-    data = Path(__file__).resolve().parents[1] / "data" / "summarize" / "GPL-3.txt"
-    doc = ingest_path(store, data, tokenizer=backend).document
-    sid = store.create_session()
-    store.attach(sid, doc.id)
-    running, done = Generations(), {}
-    options = session.AskOptions(preset="raw", ttft_target=0.2)
-
-    def ask(question: str):
-        g = session.start_answer(store=store, running=running, session_id=sid,
-                                 question=question, documents=[doc], backend=backend,
-                                 options=options, db_path=db, asked_at=time.perf_counter(),
-                                 done=done)
-        assert g.join(20) and g.status == "done"
-        return store.turns(sid)[-1]
-
+    ask, wait_ahead = _gpl_chat(tmp_path, backend)
     ask("What may I do when I convey verbatim copies of the program?")
-    key = ("ahead", sid, (doc.id,))
-    for _ in range(200):
-        if key in done:
-            break
-        time.sleep(0.05)
-    ahead = done[key][1]
+    ahead = wait_ahead()[1]
     assert len(ahead.passages) >= 2 and len(ahead.ends) == len(ahead.passages)
     backend.cut = ahead.ends[0] + (ahead.ends[1] - ahead.ends[0]) // 2
     second = ask("And may I charge a fee for those copies?")
