@@ -51,11 +51,11 @@ FOLLOWUP_NEW_SHARE = 0.25
 FOLLOWUP_SHARE_OF = "tokens"
 FOLLOWUP_MIN_EVIDENCE = 64
 # Excerpts read ahead for the next turn (turn_packing.read_ahead, while the user reads the
-# answer) are used when the backend's cache holds at least this share of their tokens.
+# answer) are used when the backend's cache holds at least this share of their tokens. A
+# question asked before then starts with the passages read so far (the longest run of the
+# first ones the cache holds: _read_part), and takes an own share between AHEAD_NEW_SHARE
+# and FOLLOWUP_NEW_SHARE by the share of the read-ahead they hold.
 AHEAD_HELD = 0.9
-# A question asked before the read-ahead was done starts with the passages read so far (the
-# longest run of its first ones the cache holds: qa._read_part), and takes an own share
-# between AHEAD_NEW_SHARE and FOLLOWUP_NEW_SHARE by the share of the read-ahead they hold.
 # How much to read ahead, as a share of a first question's budget in tokens (0: never).
 # A follow-up's own new tokens after excerpts read ahead (None: FOLLOWUP_NEW_SHARE): less,
 # for the excerpts it starts with are read already. Without them (a new topic, a question
