@@ -203,18 +203,18 @@ def ahead_held(backend, conversation: Conversation, base: Budget | None = None,
         room = total + share + POLICY.min_new_evidence + max_new <= base.window
     if room and held >= total - (1 - AHEAD_HELD) * extra:
         return conversation
-    return replace(conversation, ahead=_read_part(backend, conversation) if room else None)
+    return replace(conversation, ahead=_read_part(backend, conversation, held) if room else None)
 
 
-def _read_part(backend, conversation: Conversation):
+def _read_part(backend, conversation: Conversation, reach: int):
     """The first passages read ahead that the backend's cache holds (Ahead.first; None:
     not even the first one): a read-ahead cut short by a question. The cache holds the
-    read-ahead's tokens up to `reach`; a run of first passages whose own prompt (up to the
-    end of its text, as cached_tokens counts) the cache matches less far than that ends
-    before the cut, so it was read whole (but for a token or two where its end tokenizes
-    differently alone); one that goes past the cut matches exactly as far."""
+    read-ahead's tokens up to `reach` (ahead_held's count of messages_ahead()); a run of
+    first passages whose own prompt (up to the end of its text, as cached_tokens counts)
+    the cache matches less far than that ends before the cut, so it was read whole (but
+    for a token or two where its end tokenizes differently alone); one that goes past the
+    cut matches exactly as far."""
     ahead, head = conversation.ahead, conversation.messages()
-    reach = _cached(backend, conversation.messages_ahead(), 1 << 30, 0)
     for k in range(len(ahead.ends) - 1, 0, -1):
         part = ahead.first(k)
         if _cached(backend, [*head, Message("user", part.text)], 1 << 30, reach) < reach:
