@@ -38,8 +38,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # retired to tuning on 2026-12-05 (their questions are looked at now), once blind10.json, the
 # tenth set, had been written for the next figure of record; blind10.json and blind11.json
 # were retired the same way later that day, each once the next set was being written.
-# blind12.json, the twelfth set, was written on 2026-12-05 for the next figure of record.
-RULES: dict = {"blind12.json": (20261212, {"blind": 1.0})}
+# blind12.json, the twelfth set, was written on 2026-12-05 for the next figure of record;
+# blind13.json, the thirteenth set, was written the same day to follow it.
+RULES: dict = {"blind13.json": (20261213, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
