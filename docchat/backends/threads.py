@@ -104,8 +104,9 @@ class _Chooser:
     BUSY_SHARE = 0.3  # of a core kept busy by other processes: a smaller count may win
     ALPHA = 0.5
 
-    def __init__(self, candidates: list[int]) -> None:
+    def __init__(self, candidates: list[int], cores: int | None = None) -> None:
         self.candidates = list(candidates) or [1]
+        self.cores = cores or usable_cores()
         self.rates: dict[int, float] = {}
         self.tried_at: dict[int, int] = {}
         self.steps = 0
@@ -125,8 +126,7 @@ class _Chooser:
                 return c
         best = self.best()
         if idle is not None:
-            free = [c for c in self.candidates if c > best
-                    and idle >= self.FREE_SHARE * (c - best)
+            free = [c for c in self.candidates if c > best and self._fits(c, best, idle, others)
                     and self.steps - self.tried_at.get(c, -self.MAX_EVERY)
                     >= max(self.FREE_EVERY, self._every[c] // 4)]
             if free:
@@ -135,9 +135,17 @@ class _Chooser:
                     for c in self.candidates}
         due = [c for c in self.candidates if c != best and self.steps >= self._due[c]
                and (c > best or others is None or others >= self.BUSY_SHARE or long_ago[c])
-               and (idle is None or c < best or idle >= self.FREE_SHARE * (c - best)
+               and (idle is None or c < best or self._fits(c, best, idle, others)
                     or long_ago[c])]
         return min(due, key=lambda c: self._due[c]) if due else best
+
+    def _fits(self, c: int, best: int, idle: float, others: float | None) -> bool:
+        """Whether c threads found their cores idle: the extra ones, and (idle cores between
+        two reads count this process's own, idle while the model waited for a question)
+        all c of them left free by other processes (a loop on the other core: 8 tokens
+        read with 2 threads took 1.4 s)."""
+        return idle >= self.FREE_SHARE * (c - best) and (
+            others is None or self.cores - others >= c - (1 - self.FREE_SHARE))
 
     def _record(self, threads: int, rate: float) -> None:
         was = self.best()
@@ -176,8 +184,8 @@ class ThreadChooser(_Chooser):
     EXPLORE_EVERY, MAX_EVERY = 6, 96
 
     def __init__(self, candidates: list[int], seconds: float = 0.25,
-                 sizes: tuple[int, int] = (8, 512)) -> None:
-        super().__init__(candidates)
+                 sizes: tuple[int, int] = (8, 512), cores: int | None = None) -> None:
+        super().__init__(candidates, cores)
         self.seconds, (self.min_size, self.max_size) = seconds, sizes
         self.sizes: dict[int, int] = {}
 

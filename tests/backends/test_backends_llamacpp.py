@@ -408,6 +408,24 @@ def test_a_larger_count_is_rechecked_when_its_cores_were_idle_and_not_while_busy
         assert chooser.best() == 2
 
 
+def test_a_larger_count_is_not_rechecked_when_its_idle_core_was_our_own():
+    """Between two reads (the user reading the answer) this process's core sat idle too,
+    while a loop kept the other core busy: idle said one core, others one core. 2 threads
+    would collapse there (8 tokens took 1.4 s), so the recheck waits for cores that other
+    processes leave free."""
+    from docchat.backends.threads import DecodeThreadChooser, ThreadChooser
+
+    for chooser in (ThreadChooser([2, 1], cores=2), DecodeThreadChooser([1, 2], cores=2)):
+        chooser.record(1, 60, 1.0)
+        chooser.record(2, 8, 1.0)
+        picks = []
+        for _ in range(chooser.MAX_EVERY // 2):
+            picks.append(chooser.pick(idle=1.0, others=1.0))
+            chooser.record(picks[-1], 60 if picks[-1] == 1 else 8, 1.0)
+        assert picks.count(2) == 0
+        assert chooser.pick(idle=1.0, others=0.1) == 2  # the loop ended: both cores free
+
+
 def test_idle_cores_from_proc_stat(tmp_path):
     from docchat.backends.threads import IdleCores
 
