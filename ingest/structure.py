@@ -32,9 +32,9 @@ _CHAPTER = re.compile(
     re.IGNORECASE,
 )
 _ZH_HEADINGS = (
-    (re.compile(f"^第[{_ZH_NUM}]+[部篇卷]"), 0.0),
-    (re.compile(f"^第[{_ZH_NUM}]+章"), 1.0),
-    (re.compile(f"^第[{_ZH_NUM}]+节"), 2.0),
+    (re.compile(f"^第 ?[{_ZH_NUM}]+ ?[部篇卷]"), 0.0),
+    (re.compile(f"^第 ?[{_ZH_NUM}]+ ?章"), 1.0),  # "第 1 章" in DocBook's text output
+    (re.compile(f"^第 ?[{_ZH_NUM}]+ ?节"), 2.0),
     (re.compile(r"^[一二三四五六七八九十]{1,3}、"), 2.5),
     (re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]"), 3.5),
 )
@@ -147,6 +147,8 @@ class _Numbering:
     letter: int = 0  # last "B." heading's number (0: none yet)
     sub: tuple[int, ...] | None = None  # last "A.1" heading's numbers under its letter
     indent: int = 0  # of the last numbered heading: a sibling or parent is not indented deeper
+    base: float = 0.0  # added to a numbered heading's depth: 1 under a chapter whose own
+    # sections number from 1 again ("Chapter 2. Getting Started" / "1. Core Concepts")
 
 
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
@@ -156,12 +158,18 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     seen = _Numbering()
     in_fence = False
     n = len(lines)
+    contents = set() if markdown else _contents_lines(lines)
     for i, raw in enumerate(lines):
         if _FENCE.match(raw):
             in_fence = not in_fence
             continue
         line = raw.strip()
         if in_fence or not line or len(line) > MAX_HEADING_CHARS:
+            continue
+        if i in contents:
+            if i + 1 not in contents:  # its last entry: the body numbers from 1 again
+                under = heads[-1] if heads and _CHAPTER.match(heads[-1].title) else None
+                seen = _Numbering(base=under.rank if under else 0.0)
             continue
         if markdown and (m := _MD_ATX.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
@@ -180,6 +188,94 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if head := _plain_heading(lines, i, wrap, seen):
             heads.append(head)
     return heads
+
+
+# A table of contents in a plain text: numbered, chapter or appendix lines under a title
+# that says so ("Table of Contents", "List of Tables", "目录"), or CONTENTS_MIN of them in a
+# row whose first comes back later as a line of its own (the heading it lists). DocBook's
+# text output has one at the top and one under each chapter heading. It goes on over blank
+# lines and entries wrapped onto the next line, up to the body: a line of text after a
+# blank one, an entry it already holds (the body's first heading) or a chapter heading that
+# it does not list. Its lines are no headings; the body's headings number from 1 again.
+_CONTENTS_TITLE = re.compile(
+    r"^(?:table\s+of\s+)?contents\b|^list\s+of\s+(?:tables|figures|examples|listings|illustrations)"
+    r"\b|^目\s*录|^图\s*目\s*录|^表\s*目\s*录", re.IGNORECASE)
+_CONTENTS_MIN = 3  # entries in a row, where no title says that they are contents
+
+
+_PAGE_REF = re.compile(r"(?:\s*(?:\.\s?){2,}|\s*…+)?\s+\d{1,4}$")  # " . . . 12", " 12"
+_WRAPPED_MAX = 2  # lines of one wrapped entry
+
+
+def _contents_entry(line: str) -> bool:
+    """A line that may list a heading: numbered ("2.3 Title"), chapter or appendix, its
+    title starting with a letter (not "4 + 1 = (x": a formula's line)."""
+    s = line.strip()
+    if not s or len(s) > MAX_HEADING_CHARS:
+        return False
+    m = _NUMBERED.match(s) or _LETTER_NUMBERED.match(s)
+    if m:
+        return s[m.start(m.lastindex)].isalpha() or s[m.start(m.lastindex)] in "\"'“/\\"
+    return bool(_CHAPTER.match(s))
+
+
+def _entry_key(text: str) -> str:
+    """An entry as the heading it lists: without its page number and leaders."""
+    return _PAGE_REF.sub("", text)
+
+
+def _contents_lines(lines: list[str]) -> set[int]:
+    """The line numbers of the tables of contents in a plain text (see above)."""
+    norm = [" ".join(line.split()).casefold() for line in lines]
+    last = {t: k for k, t in enumerate(norm) if t}
+    out: set[int] = set()
+    i, n = 0, len(lines)
+    while i < n:
+        if not _contents_entry(lines[i]):
+            i += 1
+            continue
+        end, run = _contents_from(lines, norm, last, i)
+        out.update(range(i, end))
+        i = max(end, run)
+    return out
+
+
+def _listed_nowhere(lines: list[str], norm: list[str], last: dict, k: int) -> bool:
+    """A chapter heading that no line after it repeats: the body's, not an entry."""
+    return bool(_CHAPTER.match(lines[k].strip())) and last[norm[k]] == k
+
+
+def _contents_from(lines: list[str], norm: list[str], last: dict, i: int) -> tuple[int, int]:
+    """(the end of the table of contents that starts at line i, an entry (i if none); the
+    end of the entries in a row from i)."""
+    title = next((norm[k] for k in range(i - 1, max(-1, i - 4), -1) if norm[k]), "")
+    run = i + 1
+    while run < len(lines) and _contents_entry(lines[run]) \
+            and not _listed_nowhere(lines, norm, last, run):
+        run += 1
+    if not ((_CONTENTS_TITLE.match(title) and len(title.split()) <= 5)
+            or (run - i >= _CONTENTS_MIN and last[norm[i]] >= run)):
+        return i, run
+    entries, end, blank, wrapped = set(), i, False, 0
+    depth = len(lines[i]) - len(lines[i].lstrip())
+    for j in range(i, len(lines)):
+        line = lines[j]
+        if not norm[j]:
+            blank = True
+            continue
+        if _contents_entry(line):
+            key = _entry_key(norm[j])
+            if key in entries or (j > i and _listed_nowhere(lines, norm, last, j)):
+                break
+            entries.add(key)
+            depth, end, wrapped = len(line) - len(line.lstrip()), j + 1, 0
+        elif (blank or len(line) - len(line.lstrip()) < depth or wrapped == _WRAPPED_MAX
+              or _SENTENCE_END.search(norm[j]) or norm[j].endswith((":", "：", "。"))):
+            break  # a paragraph or a title: the body (or another list)
+        else:
+            wrapped += 1  # kept where another entry follows
+        blank = False
+    return (end if len(entries) >= 2 else i), run
 
 
 def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _Heading | None:
@@ -238,10 +334,10 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
             seen.num, seen.indent = num, indent
             title = line[:m.start(2)] + run_in.group(1) + "."
             end = i if run_in.group(2) else i + 1  # the run-in text stays in the body
-            return _Heading(i, end, float(len(num)), title)
+            return _Heading(i, end, seen.base + len(num), title)
     if _title_ok(m.group(2)) and not _runs_on(raw, m.start(2), nxt, wrap):
         seen.num, seen.indent = num, indent
-        return _Heading(i, i + 1, float(len(num)), line)
+        return _Heading(i, i + 1, seen.base + len(num), line)
     return None
 
 
@@ -254,6 +350,7 @@ def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
         return None
     if m.group(2).isdigit():
         seen.num = (int(m.group(2)),)
+    seen.base = 0.0
     title, end = line, i + 1
     if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
         title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"

@@ -275,3 +275,60 @@ def test_indented_wrapped_list_items_stay_one_list_block():
     assert items[2].text.endswith("that resolution itself says so).")
     code = [b.text for b in blocks if b.kind == "code"]
     assert code == ["    make install\n    make check", "       x = build(y);\n       run(x);"]
+
+
+def test_a_contents_list_at_the_top_of_a_text_is_no_headings_and_the_body_numbers_again():
+    """A FAQ whose contents list repeats its chapter headings: the list's lines are not
+    headings (they held no text, and the body's "1 ..." after "9 ..." was refused as a
+    numbering step back, so every answer ended up under the last chapter)."""
+    chapters = ["USING THE FONTS", "WEB FONTS", "MODIFYING FONTS", "ABOUT THE LICENSE"]
+    toc = "\n".join(f"{k}  {t}" for k, t in enumerate(chapters, 1))
+    body = "\n".join(f"{k}  {t}\n\n{k}.1  Can I do this?\nYes, you can do it with care.\n"
+                     f"\n{k}.2  What about that?\nThat is allowed as well, with a notice.\n"
+                     for k, t in enumerate(chapters, 1))
+    text = f"Frequently asked questions\n\nCONTENTS OF THIS FAQ\n{toc}\nAPPENDIX A - EXAMPLE\n\n" \
+           f"{body}\nAPPENDIX A - EXAMPLE\nAn example log.\n"
+    secs = build_sections(pages(text))
+    assert [s.title for s in secs if s.level == 1] == [f"{k}  {t}"
+                                                       for k, t in enumerate(chapters, 1)]
+    assert len([s for s in secs if s.level == 2]) == 8  # each chapter's two questions
+    assert [s.heading_path for s in secs if s.level == 2][-1] == ("4  ABOUT THE LICENSE",
+                                                                  "4.2  What about that?")
+    assert "3  MODIFYING FONTS" in secs[0].text  # the list stays, as text of the front matter
+
+
+def test_a_chapter_whose_sections_number_from_one_under_its_own_contents_list():
+    """DocBook's text output: a contents list at the top, then each chapter lists its
+    sections under its heading and numbers them from 1 again. The sections go under their
+    chapter; the next chapter's heading ends the contents list just above it."""
+    top = ("Table of Contents\n\n1. Introduction\n    1. Home Page\n    2. Mailing Lists\n"
+           "2. Getting Started\n    1. Core Concepts\n    2. Screens and Menus\n\n"
+           "List of Tables\n\n1.1. Conventions for terms\n2.1. Common keys\n2.2. Pager keys\n")
+    ch1 = ("Chapter 1. Introduction\n\nTable of Contents\n\n1. Home Page\n2. Mailing Lists\n\n"
+           "Mutt is a small mail client.\n\n1. Home Page\n\nThe homepage is mutt.org.\n\n"
+           "2. Mailing Lists\n\nSubscribe by mail.\n")
+    ch2 = ("Chapter 2. Getting Started\n\nTable of Contents\n\n1. Core Concepts\n"
+           "2. Screens and Menus\n    2.1. Index\n    2.2. Pager\n\nThis section is for new users."
+           "\n\n1. Core Concepts\n\nMutt is text based.\n\n2. Screens and Menus\n\nMenus list."
+           "\n\n2.1. Index\n\nThe index lists messages.\n\n2.2. Pager\n\nThe pager shows one.\n")
+    secs = build_sections(pages(top + "\n" + ch1 + "\n" + ch2))
+    assert [s.heading_path for s in secs if s.level] == [
+        ("Chapter 1. Introduction",),
+        ("Chapter 1. Introduction", "1. Home Page"),
+        ("Chapter 1. Introduction", "2. Mailing Lists"),
+        ("Chapter 2. Getting Started",),
+        ("Chapter 2. Getting Started", "1. Core Concepts"),
+        ("Chapter 2. Getting Started", "2. Screens and Menus"),
+        ("Chapter 2. Getting Started", "2. Screens and Menus", "2.1. Index"),
+        ("Chapter 2. Getting Started", "2. Screens and Menus", "2.2. Pager")]
+    assert "The homepage is mutt.org." in secs[2].text
+
+
+def test_a_numbered_procedure_is_no_contents_list():
+    """Consecutive numbered lines that come back nowhere, under no contents title, are left
+    to the heading rules as before."""
+    from ingest.structure import _contents_lines
+    text = ("1 Setup\nFollow these steps.\n1. Install the package\n2. Edit the file\n"
+            "3. Restart the service\nDone.\n2 Usage\nRun it.\n")
+    assert _contents_lines(text.split("\n")) == set()
+    assert _contents_lines(("Contents\n" + text).split("\n")) == set()  # not right above
