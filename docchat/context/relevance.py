@@ -39,7 +39,7 @@ PASSAGE_TOP = 10
 MEANT_TOP = 20
 # A section whose own title the question names (all of its title words among the
 # question's: "the rules for the Version field" names "5.6.12 Version") gains TITLE_WEIGHT
-# of the best fused score, shared among the sections of the same title words. Only a
+# of the best fused score, shared among the found sections of the same title words. Only a
 # section the search found otherwise.
 TITLE_WEIGHT = 0.5
 
@@ -142,8 +142,9 @@ def add_titled(fused: dict[tuple[object, int], float], documents: Sequence[Docum
                ) -> dict[tuple[object, int], float]:
     """fused plus, for each section the question names by its own title (all of the
     title's words among named, the question's search words as the index stems them),
-    weight x the best fused score, shared by the sections of the same title words (ten
-    sections called "Examples" gain a tenth each). Only sections already in fused."""
+    weight x the best fused score, shared by the sections of the same title words that
+    the search found (ten found sections called "Examples" gain a tenth each). Only
+    sections already in fused."""
     weight = TITLE_WEIGHT if weight is None else weight
     if not named or not fused or weight <= 0:
         return fused
