@@ -524,15 +524,18 @@ def _deadline(packed: PackedContext, budget: Budget, started: float, clock) -> d
             "shorter": tuple(list(s.messages) for s in packed.shorter)}
 
 
-def _cut_to(answer: Answer, stats) -> None:
+def _cut_to(answer: Answer, stats, backend: Backend) -> None:
     """Where the backend read a shorter form of the prompt (stats.cut), the answer's packed
     context and evidence become that form's: what the model read, what is stored with the
-    turn, and what its statements are checked against."""
+    turn, and what its statements are checked against. The form's tokens are counted now
+    (pack_turn estimates them: most forms are never read; a cut is rare, and the form is
+    shorter than the prompt counted at packing)."""
     cut = getattr(stats, "cut", None)
     packed = answer.packed
     if cut is None or cut >= len(packed.shorter):  # whole, or cut already (no forms left)
         return
     short = packed.shorter[cut]
+    short = replace(short, tokens=backend.count_prompt_tokens(short.messages))
     if short.turn is not None and packed.turn is not None:  # what the turn was about
         short = replace(short, turn=replace(short.turn, chosen=packed.turn.passages))
     kept = set(short.sections)
@@ -552,11 +555,11 @@ def _stream(answer: Answer, backend: Backend, request: GenerationRequest, pacer:
     try:
         for chunk in pacer.pace(backend.stream(request), request=request, started_at=started):
             if not answer.text:
-                _cut_to(answer, request.stats)
+                _cut_to(answer, request.stats, backend)
             answer.text += chunk
             yield chunk
     finally:
-        _cut_to(answer, request.stats)
+        _cut_to(answer, request.stats, backend)
         answer.stopped = pacer.stopped
         answer.text = _without_loop(answer.text, request.stats, answer.packed.language)
         answer.metrics = _metrics(pacer.metrics(request.stats).to_dict(), answer, plan)

@@ -439,7 +439,10 @@ def test_a_read_cut_at_the_deadline_keeps_what_the_model_read():
     # What the turn was about stays known: the next question's topic is judged on it.
     assert answer.packed.turn.chosen == full.turn.passages != short.turn.passages
     assert len(short.passages) < len(full.passages) and short.tokens < full.tokens
+    # pack_turn estimated the form's tokens; the answer's packed context has them counted.
+    assert answer.packed.tokens == backend.count_prompt_tokens(short.messages)
     m = answer.metrics
+    assert m["cut"]["to_tokens"] == answer.packed.tokens
     assert m["turn_message"] == short.messages[-1].content
     assert m["passages"] == [[k, i, None if b is None else list(b)] for k, i, b in short.passages]
     assert m["cut"]["passages_dropped"] == len(full.passages) - len(short.passages)
