@@ -133,7 +133,7 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
                           limits, lead)
     return replace(packed, shorter=tuple(
         _turn_packed(ask, conversation, win, m, t, u, p, order, outline, limits, lead)
-        for m, t, u, p in _shorter(ask, win, picked, order, focus, lead, (msgs, tokens))))
+        for m, t, u, p in _shorter(ask, win, picked, order, focus, (msgs, tokens), lead)))
 
 
 def read_ahead(documents: Sequence[Document], backend: PromptCounter,
@@ -318,15 +318,15 @@ def _render(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, f
 
 
 def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, focus: str,
-             lead: Sequence[tuple] = (), whole: tuple[list[Message], int] | None = None
+             whole: tuple[list[Message], int], lead: Sequence[tuple] = ()
              ) -> list[tuple[list[Message], int, str, list[list[Passage]]]]:
     """The turn with only its first new excerpts, about SHORTER_SHARES of theirs in
     tokens (at least one excerpt; distinct, longest first): (messages, tokens, user
-    message, picked). Given the whole turn (its messages and prompt tokens), a form's
-    tokens are estimated from its share of the whole one's characters: they matter only
-    once a read is cut to the form (the backend tokenizes the forms then, and qa._cut_to
-    counts the one read), and counting each in full took most of a 32k pack (584 against
-    206 ms, bench/turn_forms.py)."""
+    message, picked). A form's tokens are estimated from its share of the whole turn's
+    characters (whole: its messages and prompt tokens): they matter only once a read is
+    cut to the form (the backend tokenizes the forms then, and qa._cut_to counts the one
+    read), and counting each in full took most of a 32k pack (584 against 206 ms,
+    bench/turn_forms.py)."""
     ordered = selection.ordered(order, picked)
     costs = [p.cost(ask.counter) for _, p in ordered]
     total, out, seen = sum(costs), [], set()
@@ -345,16 +345,13 @@ def _shorter(ask: _Ask, win: _Window, picked: list[list[Passage]], order: list, 
         user = _user(ask, excerpts, focus, win.prior[0].content)
         msgs = [*win.prior, Message("user", user)]
         part = [[p for i, p in kept if i == d] for d in range(len(picked))]
-        out.append((msgs, _form_tokens(ask, msgs, whole), user, part))
+        out.append((msgs, _form_tokens(msgs, whole), user, part))
     return out
 
 
-def _form_tokens(ask: _Ask, msgs: list[Message], whole: tuple[list[Message], int] | None
-                 ) -> int:
-    """A shorter form's prompt tokens: counted, or (whole given) estimated by its share of
-    the whole turn's characters."""
-    if whole is None:
-        return ask.backend.count_prompt_tokens(msgs)
+def _form_tokens(msgs: list[Message], whole: tuple[list[Message], int]) -> int:
+    """A shorter form's prompt tokens, estimated by its share of the whole turn's
+    characters (whole: its messages and prompt tokens)."""
     chars = sum(len(m.content) for m in whole[0]) or 1
     return max(1, round(whole[1] * sum(len(m.content) for m in msgs) / chars))
 
