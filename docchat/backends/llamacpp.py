@@ -277,16 +277,32 @@ class LlamaCppBackend(StreamingBackend):
 
     def _tokenize_prompt(self, text: str) -> list[int]:
         if self._formatter is None:
-            return self.llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+            return self._tokenize(text.encode("utf-8"), add_bos=True, special=False)
         # As llama-cpp-python's chat handler: the template writes any BOS itself.
-        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        return self._tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def _tokenize(self, data: bytes, add_bos: bool, special: bool) -> list[int]:
+        """Llama.tokenize in one pass. Its buffer holds n_ctx_train tokens (8,192 for
+        SmolLM2): a longer text fails there and is tokenized again, so a 30k-token prompt
+        was read twice (~45% of a 32k pack). Every token but BOS covers at least one byte."""
+        vocab = getattr(getattr(self.llama, "_model", None), "vocab", None)
+        if vocab is None or len(data) < 4096:
+            return self.llama.tokenize(data, add_bos=add_bos, special=special)
+        from llama_cpp import llama_cpp as lib
+
+        room = len(data) + 16
+        buf = (lib.llama_token * room)()
+        n = lib.llama_tokenize(vocab, data, len(data), buf, room, add_bos, special)
+        if n < 0:  # (cannot happen by the rule above; the library's way if it does)
+            return self.llama.tokenize(data, add_bos=add_bos, special=special)
+        return buf[:n]
 
     def prompt_tokens(self, messages: list[Message] | tuple[Message, ...]) -> list[int]:
         """The exact token ids fed to the model for these messages."""
         return self._tokenize_prompt(self._prompt_text(messages))
 
     def count_tokens(self, text: str) -> int:
-        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+        return len(self._tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def count_prompt_tokens(self, messages: list[Message]) -> int:
         return len(self.prompt_tokens(messages))

@@ -163,6 +163,29 @@ def test_prompt_too_long_raises_before_generating(backend):
     assert backend.llama.n_tokens == 0 and request.stats.completion_tokens == 0
 
 
+def test_a_prompt_longer_than_the_trained_window_is_tokenized_once(backend, monkeypatch):
+    """Llama.tokenize sizes its buffer to n_ctx_train (8,192 for SmolLM2) and tokenizes a
+    longer text twice; a 32k pack counts such a prompt. Ours reads it once, to the same ids."""
+    from llama_cpp import llama_cpp as lib
+
+    text = (FILLER + CHINESE + " <|im_start|> ") * 600
+    messages = [Message("user", text)]
+    expected = backend.llama.tokenize(backend._prompt_text(messages).encode(), add_bos=False,
+                                      special=True)
+    assert len(expected) > backend.llama._model.n_ctx_train()
+    calls = []
+    real = lib.llama_tokenize
+    monkeypatch.setattr(lib, "llama_tokenize",
+                        lambda *a: calls.append(a[2]) or real(*a))
+    assert backend.prompt_tokens(messages) == expected
+    assert backend.count_prompt_tokens(messages) == len(expected)
+    assert backend.count_tokens(text) == len(backend.llama.tokenize(text.encode(),
+                                                                    add_bos=False,
+                                                                    special=False))
+    # prompt_tokens, count_prompt_tokens and count_tokens once each; Llama's own, twice
+    assert len(calls) == 5, calls
+
+
 def test_missing_model_file(tmp_path):
     with pytest.raises(BackendUnavailable, match="No model file at"):
         LlamaCppBackend(model_path=tmp_path / "absent.gguf")
