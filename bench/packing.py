@@ -512,9 +512,6 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--window-tokens", type=int, default=0,
                     help="MiniLM reads this many wordpieces of each window (default: "
                          "embeddings.WINDOW_TOKENS); vectors are stored per setting")
-    ap.add_argument("--expand-weight", type=float, default=None,
-                    help="weight of the query of the question's words' neighbours "
-                         "(relevance.EXPAND_WEIGHT; 0: off; default: the code's)")
     ap.add_argument("--followups", choices=("app", "append", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
                          "passes them (previous_passages); append: every question packed as "
@@ -705,19 +702,13 @@ def _window_tokens() -> int:
     return embeddings.MINILM.window_tokens
 
 
-def _expand_weight() -> float | None:
-    from docchat.context import relevance as rel_module
-
-    return getattr(rel_module, "EXPAND_WEIGHT", None)
-
-
 def summarize(res: Results, items: list[Item], sets: list[str], methods: list[str],
               budgets: list[int], counter_name: str, args, lib: Library, load_s: float) -> dict:
     """The JSON summary: recall per set, method, budget and kind, with the run's context."""
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
         "followups": args.followups, "embedder": args.embedder,
-        "window_tokens": _window_tokens(), "expand_weight": _expand_weight(),
+        "window_tokens": _window_tokens(),
         "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
         "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
         "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
@@ -807,9 +798,6 @@ def main() -> None:
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     if args.window_tokens:  # a setting tried: MINILM is the model every embedder shares
         object.__setattr__(embeddings.MINILM, "window_tokens", args.window_tokens)
-    if args.expand_weight is not None:
-        from docchat.context import relevance as rel_module
-        rel_module.EXPAND_WEIGHT = args.expand_weight
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(ALL_METHODS)

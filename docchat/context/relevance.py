@@ -7,12 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from docchat.context import embeddings, neighbours
+from docchat.context import embeddings
 from docchat.context.cache import DocumentCache
 from docchat.context.embeddings import Embedder, EmbeddingStore, partner
 from docchat.context.retrieval import (
     STOPWORDS,
-    Query,
     SearchFn,
     SectionIndex,
     add_dense,
@@ -29,7 +28,6 @@ from docchat.context.retrieval import (
     without_structure_words,
 )
 from ingest.document import Document
-from ingest.segment import has_cjk
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +42,6 @@ MEANT_TOP = 20
 # of the best fused score, shared among the found sections of the same title words. Only a
 # section the search found otherwise.
 TITLE_WEIGHT = 0.5
-# The question's words' neighbours (neighbours.py) search as one more query of this weight
-# (0: off).
-EXPAND_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -78,11 +73,6 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     changes the topic later in a session is searched as a first question is: with no
     history (pass history=())."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
-    if EXPAND_WEIGHT and queries and embedder is not None and embedder.enabled \
-            and embeddings.available() and not has_cjk(question):
-        near = neighbours.near_words(content_terms(question), documents, index_terms)
-        if near:
-            queries = [*queries, Query(" ".join(near), EXPAND_WEIGHT)]
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
     by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from docchat.config import Settings
-from docchat.context import embeddings, neighbours
+from docchat.context import embeddings
 from docchat.errors import DocchatError, PasswordRequired
 from docchat.library import uploads
 from docchat.library.store import SessionStore
@@ -158,11 +158,7 @@ def resume_vectors(store: SessionStore, docs: list, backend, settings: Settings)
     """Embed in the background the vectors of the documents packing will search (those that
     do not fit whole) that are not stored yet: after an upload, or what an upload left
     unembedded (the server stopped midway, or an upgrade changed a kind of vectors). One
-    embedding thread per document (embeddings.warm_missing), whichever asks first; and the
-    vocabularies the question's words' neighbours are drawn from (neighbours.warm), once."""
-    searched = [d for d in docs
-                if not uploads.fit(d, backend.context_window, settings.max_new_tokens).whole]
-    for d in searched:
-        embeddings.warm_missing(d, store, lambda: SessionStore.open(settings.db))
-    if searched and embeddings.available():
-        neighbours.warm(searched)  # the question's words' neighbours: their vocabularies
+    embedding thread per document (embeddings.warm_missing), whichever asks first."""
+    for d in docs:
+        if not uploads.fit(d, backend.context_window, settings.max_new_tokens).whole:
+            embeddings.warm_missing(d, store, lambda: SessionStore.open(settings.db))
