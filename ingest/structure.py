@@ -159,6 +159,8 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     in_fence = False
     n = len(lines)
     contents = set() if markdown else _contents_lines(lines)
+    profile = None if markdown else _body_indent(lines)
+    body, repeated = profile if profile else (None, set())
     for i, raw in enumerate(lines):
         if _FENCE.match(raw):
             in_fence = not in_fence
@@ -183,11 +185,72 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
                 seen.num = tuple(int(x) for x in num.group(1).split("."))
             heads.append(_Heading(i, i + 2, float(rank), line))
             continue
-        if markdown or not _CANDIDATE_START.match(line):
+        if markdown:
             continue
-        if head := _plain_heading(lines, i, wrap, seen):
+        if _CANDIDATE_START.match(line) and (head := _plain_heading(lines, i, wrap, seen)):
+            heads.append(head)
+        elif body is not None and (head := _outdented_heading(lines, i, body, repeated)):
             heads.append(head)
     return heads
+
+
+# A text dumped from HTML (lynx, w3m: Debian's web pages, bug tracker documents) indents
+# its paragraphs by a few spaces and its headings less: "Sending the bug report" at column
+# 0 (h2), "  Pseudo-headers" at 2 (h3), the body at 3. Such a text has most of its lines at
+# one indent of 2 to 8 columns; a line of its own (blank lines around it) less indented,
+# short, not a sentence and not a line the text repeats (a page header), is a heading.
+_BODY_SHARE = 0.6  # of the non-blank lines at the body's indent
+_OUTDENTED_MIN = 3  # such lines, for the rule to apply
+_OUTDENTED_WORDS = 14
+_NOT_TITLE_START = re.compile(r"^[*\-+•·|#>\[(<=_~]")
+_COLUMNS = re.compile(r"\S {3,}\S")  # "RFC 9110     HTTP Semantics     June 2022"
+_FIELD = re.compile(r"^[A-Za-z][\w-]*:\s")  # "Forwarded: foo@example.com", an example's line
+_CLAUSE_END = re.compile(r"[.,;:。，；：]$")
+
+
+def _body_indent(lines: list[str]) -> tuple[int, set[str]] | None:
+    """(the body's indent, the lines the text repeats) of a text laid out as above, else
+    None."""
+    counts: dict[int, int] = {}
+    seen: dict[str, int] = {}
+    for raw in lines:
+        if raw.strip():
+            k = len(raw) - len(raw.lstrip(" "))
+            counts[k] = counts.get(k, 0) + 1
+            key = " ".join(raw.split()).casefold()
+            seen[key] = seen.get(key, 0) + 1
+    total = sum(counts.values())
+    if not total:
+        return None
+    body = max(counts, key=counts.get)
+    if not 2 <= body <= 8 or counts[body] < _BODY_SHARE * total:
+        return None
+    repeated = {t for t, c in seen.items() if c >= 3}
+    out = sum(1 for k, raw in enumerate(lines) if _outdented(lines, k, body, repeated))
+    return (body, repeated) if out >= _OUTDENTED_MIN else None
+
+
+def _outdented(lines: list[str], i: int, body: int, repeated: set[str]) -> bool:
+    raw = lines[i]
+    line = raw.strip()
+    if not line or len(raw) - len(raw.lstrip(" ")) >= body or "\t" in raw[:body]:
+        return False
+    if (i and lines[i - 1].strip()) or (i + 1 < len(lines) and lines[i + 1].strip()):
+        return False  # a line of its own, blank lines around it
+    if (len(line) > MAX_HEADING_CHARS or len(line.split()) > _OUTDENTED_WORDS
+            or _NOT_TITLE_START.match(line) or _COLUMNS.search(line) or _FIELD.match(line)
+            or _CLAUSE_END.search(line)):
+        return False
+    return " ".join(line.split()).casefold() not in repeated
+
+
+def _outdented_heading(lines: list[str], i: int, body: int, repeated: set[str]
+                       ) -> _Heading | None:
+    """Line i as a heading of a text laid out as above (rank by indent: column 0 first)."""
+    if not _outdented(lines, i, body, repeated):
+        return None
+    indent = len(lines[i]) - len(lines[i].lstrip(" "))
+    return _Heading(i, i + 1, 1.0 + indent / body, lines[i].strip())
 
 
 # A table of contents in a plain text: numbered, chapter or appendix lines under a title
@@ -327,7 +390,8 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
     indent = len(raw) - len(raw.lstrip())
     if (not _plausible_next(seen.num, num)
             or (seen.num and len(num) <= len(seen.num) and indent > seen.indent + 1)
-            or _continues_above(lines[i - 1] if i else "", raw, wrap)):
+            or _continues_above(lines[i - 1] if i else "", raw, wrap)
+            or _breaks_numbering(lines, i, seen.num, num)):
         return None
     if run_in := _RUN_IN.fullmatch(m.group(2)):
         if _run_in_title(run_in.group(1)):  # "2. Grant of Copyright License. Subject"
@@ -335,10 +399,47 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
             title = line[:m.start(2)] + run_in.group(1) + "."
             end = i if run_in.group(2) else i + 1  # the run-in text stays in the body
             return _Heading(i, end, seen.base + len(num), title)
-    if _title_ok(m.group(2)) and not _runs_on(raw, m.start(2), nxt, wrap):
+    if ((_title_ok(m.group(2)) or _entry_title(m.group(2), seen.num, num))
+            and not _runs_on(raw, m.start(2), nxt, wrap)):
         seen.num, seen.indent = num, indent
         return _Heading(i, i + 1, seen.base + len(num), line)
     return None
+
+
+_ENTRY_WORDS = 6  # a lower-case entry title ("1.2 a due") has at most this many words
+
+
+def _entry_title(title: str, prev: tuple[int, ...] | None, num: tuple[int, ...]) -> bool:
+    """A glossary's or dictionary's entry in lower case ("1.157 hemiola" right after "1.156
+    ..."): short, no sentence, and numbered as the very next sibling of the heading above
+    it, at the second level or deeper (a body line starting "2 and" follows no "1")."""
+    return (prev is not None and len(num) >= 2 and len(num) == len(prev)
+            and num[:-1] == prev[:-1] and num[-1] == prev[-1] + 1
+            and title[0].islower() and len(title.split()) <= _ENTRY_WORDS
+            and not (_LEADERS.search(title) or _SENTENCE_END.search(title)))
+
+
+_LOOKAHEAD_LINES = 60
+
+
+def _breaks_numbering(lines: list[str], i: int, prev: tuple[int, ...] | None,
+                      num: tuple[int, ...]) -> bool:
+    """True when a numbered line that steps up (num shallower than prev: a figure's "2" above
+    an "N", or item "2." of a list, in a glossary's chapter 1) is followed by the numbering it
+    would break: within _LOOKAHEAD_LINES, prev's numbering goes on at its own level ("1.250
+    ...") before any heading under num ("2.1 ...") comes."""
+    if prev is None or len(num) >= len(prev):
+        return False
+    for raw in lines[i + 1: i + 1 + _LOOKAHEAD_LINES]:
+        m = _NUMBERED.match(raw.strip())
+        if not (m and m.group(2)[0].isalpha()):
+            continue
+        nxt = tuple(int(x) for x in m.group(1).split("."))
+        if nxt[:len(num)] == num and len(nxt) > len(num):
+            return False
+        if len(nxt) == len(prev) and nxt[:-1] == prev[:-1] and _plausible_next(prev, nxt):
+            return True
+    return False
 
 
 def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
@@ -380,7 +481,8 @@ _MARKUP = set("\\{}<>=;")
 def _find_title(lines: list[str], lo: int, hi: int, title: str
                 ) -> tuple[int, int, bool] | None:
     """(first line, end, printed) of the first line (or two) on the bookmark's page that
-    ends with its title after at most 12 other characters (a number: "1.1 Scope"); printed
+    ends with its title after at most 12 other characters (a number: "1.1 Scope"; the title
+    starting on the first line where it takes two); printed
     is False for a line of markup (_MARKUP), which the bookmark's title names instead."""
     want = _norm(title)
     if not want:
@@ -392,9 +494,10 @@ def _find_title(lines: list[str], lo: int, hi: int, title: str
         span = 0
         if got.endswith(want) and (len(got) - len(want) <= 12):
             span = 1
-        elif want.startswith(got) and i + 1 < hi and len(got) >= 3:
+        elif i + 1 < hi and len(got) >= 3:
             both = got + _norm(lines[i + 1])
-            if both.endswith(want) and len(both) - len(want) <= 12:
+            extra = len(both) - len(want)  # a number before the title: "2. 项目的…" / "…内容）；"
+            if both.endswith(want) and 0 <= extra <= 12 and len(got) - extra >= 3:
                 span = 2
         if span:
             raw = " ".join(lines[i:i + span])
@@ -422,6 +525,10 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
             title = entry.title
             if printed and _norm(lines[start]) != _norm(entry.title) and end == start + 1:
                 title = lines[start].strip()  # keeps the number: "1.1 Scope"
+            elif printed and (m := _NUMBERED.match(lines[start].strip())) \
+                    and not _norm(entry.title).startswith(_norm(m.group(1))):
+                # A title wrapped over two lines keeps its number too ("1. 项目的立项依据（…").
+                title = f"{lines[start].strip()[:m.start(2)].strip()} {entry.title}"
             # "CHAPTER" / "ONE" printed above the chapter title belong to the heading.
             for _ in range(2):
                 if (start > lo and line_pages[start - 1] == entry.page

@@ -332,3 +332,76 @@ def test_a_numbered_procedure_is_no_contents_list():
             "3. Restart the service\nDone.\n2 Usage\nRun it.\n")
     assert _contents_lines(text.split("\n")) == set()
     assert _contents_lines(("Contents\n" + text).split("\n")) == set()  # not right above
+
+
+def test_a_glossarys_lower_case_entries_are_headings_and_a_figure_digit_is_not():
+    # A music glossary: entries "1.2 a due" in lower case, numbered one after another; a
+    # time signature's "2" over an "N", and a list's "2. Epimoria ...", in the middle of
+    # chapter 1 break no numbering; chapter 2 still comes.
+    text = ("1 Musical terms A-Z\nLanguages in this order.\n1.1 A\nThe note A.\n"
+            "1.2 a due\nTwo players on one part.\n1.3 accent\nThe stress of one tone.\n"
+            "3\n2 N\nand is therefore a polymeter.\n1.4 adagio\nSlow tempo.\n"
+            "1. Multiplex, if the major number is an exact multiple of the minor; and\n"
+            "2. Epimoria or Superparticular [orig. Epimoria seu]. If the major number is\n"
+            "3. Superpartiens, if the major number is one less than twice the minor.\n"
+            "1.5 al fine\nTo the end.\n"
+            "2 Duration names notes and rests\nTables of note names.\n3 Pitch names\nC D E.")
+    secs = build_sections(pages(text))
+    assert [s.title for s in secs] == [
+        "1 Musical terms A-Z", "1.1 A", "1.2 a due", "1.3 accent", "1.4 adagio", "1.5 al fine",
+        "2 Duration names notes and rests", "3 Pitch names"]
+    assert secs[2].heading_path == ("1 Musical terms A-Z", "1.2 a due")
+    assert "2 N" in secs[3].text and "2. Epimoria" in secs[4].text
+
+
+def test_lower_case_numbered_lines_out_of_sequence_stay_text():
+    text = ("1 Setup\nIntro.\n1.1 Install\nRun it.\n1.3 and then the rest\nfollows.\n"
+            "2 and 3 are the usual values\nEnd.")
+    secs = build_sections(pages(text))
+    assert [s.title for s in secs] == ["1 Setup", "1.1 Install"]
+
+
+def test_headings_of_a_text_dumped_from_html_by_their_indent():
+    # lynx/w3m: the body at 3 columns, h2 at 0, h3 at 2; a mail header example at 0 and a
+    # running line repeated on every page are no headings.
+    body = "   {} text of the paragraph goes on here,\n   and ends on its second line.\n"
+    text = ("                 How to report a bug\n\n" + body.format("Intro") + "\n"
+            "Important things to note\n\n" + body.format("Notes") + "\n"
+            "  What package does your bug report belong to?\n\n" + body.format("Which") + "\n"
+            "  Don't file bugs upstream\n\n" + body.format("Upstream") + "\n"
+            "Debian bug tracking system\n\n" + body.format("One") + "\n"
+            "Sending the bug report via e-mail\n\n" + body.format("Mail") + "\n"
+            "Forwarded: foo@example.com\n\n" + body.format("Example") + "\n"
+            "Debian bug tracking system\n\n" + body.format("Two") + "\n"
+            "Debian bug tracking system\n\n" + body.format("Three"))
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs] == [
+        (), ("Important things to note",),
+        ("Important things to note", "What package does your bug report belong to?"),
+        ("Important things to note", "Don't file bugs upstream"),
+        ("Sending the bug report via e-mail",)]
+    assert "Forwarded: foo@example.com" in secs[4].text
+
+
+def test_numbered_and_outdented_headings_of_an_indented_text_share_their_levels():
+    text = "".join(f"{t}\n\n    Body of {t} runs on\n    over two lines.\n\n"
+                   for t in ("1 Overview", "1.1 Scope", "2 Usage", "Notes", "3 Limits"))
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs] == [
+        ("1 Overview",), ("1 Overview", "1.1 Scope"), ("2 Usage",), ("Notes",), ("3 Limits",)]
+
+
+def test_a_bookmark_title_wrapped_over_two_numbered_lines_keeps_its_number_and_body():
+    # The bookmark says "Research plan and expected results (...)"; the page prints "5. " before
+    # it and wraps it: the heading is found there, with its number, and the body follows it.
+    p = pages("4. Features of the project\nNone yet.\n"
+              "5. Research plan and expected results (including the\n"
+              "planned exchanges and visits)\nA year by year plan.\n")
+    outline = [Entry("Features of the project", 1, 1),
+               Entry("Research plan and expected results (including the planned exchanges "
+                     "and visits)", 1, 1)]
+    secs = build_sections(p, outline=outline)
+    assert [s.title for s in secs] == [
+        "4. Features of the project",
+        "5. Research plan and expected results (including the planned exchanges and visits)"]
+    assert [s.text for s in secs] == ["None yet.", "A year by year plan."]
