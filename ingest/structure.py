@@ -202,7 +202,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
 _BODY_SHARE = 0.6  # of the non-blank lines at the body's indent
 _OUTDENTED_MIN = 3  # such lines, for the rule to apply
 _OUTDENTED_WORDS = 14
-_NOT_TITLE_START = re.compile(r"^[*\-+•·|#>\[(<=_~]")
+_NOT_TITLE_START = re.compile(r"^[*\-+•·|#>\[(<=_~0-9]")  # a number: the numbered rule's
 _COLUMNS = re.compile(r"\S {3,}\S")  # "RFC 9110     HTTP Semantics     June 2022"
 _FIELD = re.compile(r"^[A-Za-z][\w-]*:\s")  # "Forwarded: foo@example.com", an example's line
 _CLAUSE_END = re.compile(r"[.,;:。，；：]$")
