@@ -385,10 +385,12 @@ def test_headings_of_a_text_dumped_from_html_by_their_indent():
 
 def test_numbered_and_outdented_headings_of_an_indented_text_share_their_levels():
     text = "".join(f"{t}\n\n    Body of {t} runs on\n    over two lines.\n\n"
-                   for t in ("1 Overview", "1.1 Scope", "2 Usage", "Notes", "3 Limits"))
+                   for t in ("1 Overview", "1.1 Scope", "2 Usage", "Notes", "3 Limits",
+                             "Credits", "See also"))
     secs = build_sections(pages(text))
     assert [s.heading_path for s in secs] == [
-        ("1 Overview",), ("1 Overview", "1.1 Scope"), ("2 Usage",), ("Notes",), ("3 Limits",)]
+        ("1 Overview",), ("1 Overview", "1.1 Scope"), ("2 Usage",), ("Notes",), ("3 Limits",),
+        ("Credits",), ("See also",)]
 
 
 def test_a_bookmark_title_wrapped_over_two_numbered_lines_keeps_its_number_and_body():
