@@ -532,7 +532,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--pooled", nargs="+", metavar="RECORD",
                     help="print the recall per kind over all sets of these --json records "
                          "(one: its methods; two: docchat before -> after, with the best "
-                         "baseline of the first) as a Markdown table, and stop")
+                         "baseline of the first; a record may be several, comma-separated, "
+                         "their sets pooled) as a Markdown table, and stop")
     return ap.parse_args()
 
 
@@ -749,6 +750,16 @@ def pooled(record: dict) -> dict:
     return out
 
 
+def merged(arg: str) -> dict:
+    """A --json record, or several (comma-separated paths: runs of different sets, each
+    with its own --cache) as one: their sets together."""
+    records = [json.loads(Path(f).read_text(encoding="utf-8")) for f in arg.split(",")]
+    out = dict(records[0], sets={})
+    for rec in records:
+        out["sets"].update(rec["sets"])
+    return out
+
+
 def pooled_table(records: list[dict]) -> str:
     """Markdown: recall per kind over all sets of one record (every method), or of two
     (docchat before -> after, and the first record's best baseline at each budget)."""
@@ -791,8 +802,7 @@ def pooled_table(records: list[dict]) -> str:
 def main() -> None:
     args = parse_args()
     if args.pooled:
-        print(pooled_table([json.loads(Path(f).read_text(encoding="utf-8"))
-                            for f in args.pooled[:2]]))
+        print(pooled_table([merged(arg) for arg in args.pooled[:2]]))
         return
     from docchat.context import embeddings
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
