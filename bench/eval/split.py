@@ -42,7 +42,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind13.json, the thirteenth set, was written the same day to follow it; blind14.json, the
 # fourteenth set, was written the same day to follow blind13; blind15.json, the fifteenth set,
 # was written the same day to follow blind14.
-RULES: dict = {"blind15.json": (20261215, {"blind": 1.0})}
+RULES: dict = {"blind15.json": (20261215, {"blind": 1.0}),
+              "blind16.json": (20261216, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
