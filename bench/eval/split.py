@@ -41,9 +41,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind12.json, the twelfth set, was written on 2026-12-05 for the next figure of record;
 # blind13.json, the thirteenth set, was written the same day to follow it; blind14.json, the
 # fourteenth set, was written the same day to follow blind13; blind15.json, the fifteenth set,
-# was written the same day to follow blind14.
-RULES: dict = {"blind15.json": (20261215, {"blind": 1.0}),
-              "blind16.json": (20261216, {"blind": 1.0})}
+# was written the same day to follow blind14, run once and retired to tuning once
+# blind16.json, the sixteenth set, had been written to follow it.
+RULES: dict = {"blind16.json": (20261216, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
