@@ -159,8 +159,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     in_fence = False
     n = len(lines)
     contents = set() if markdown else _contents_lines(lines)
-    profile = None if markdown else _body_indent(lines)
-    body, repeated = profile if profile else (None, set())
+    outdented = set() if markdown else _outdented_lines(lines)
     for i, raw in enumerate(lines):
         if _FENCE.match(raw):
             in_fence = not in_fence
@@ -189,8 +188,8 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             continue
         if _CANDIDATE_START.match(line) and (head := _plain_heading(lines, i, wrap, seen)):
             heads.append(head)
-        elif body is not None and (head := _outdented_heading(lines, i, body, repeated)):
-            heads.append(head)
+        elif i in outdented:
+            heads.append(_outdented_heading(lines[i], i, outdented[i]))
     return heads
 
 
@@ -208,9 +207,9 @@ _FIELD = re.compile(r"^[A-Za-z][\w-]*:\s")  # "Forwarded: foo@example.com", an e
 _CLAUSE_END = re.compile(r"[.,;:。，；：]$")
 
 
-def _body_indent(lines: list[str]) -> tuple[int, set[str]] | None:
-    """(the body's indent, the lines the text repeats) of a text laid out as above, else
-    None."""
+def _outdented_lines(lines: list[str]) -> dict[int, int]:
+    """The heading lines of a text laid out as above ({line: the body's indent}), found
+    once; none where the text is not laid out so."""
     counts: dict[int, int] = {}
     seen: dict[str, int] = {}
     for raw in lines:
@@ -221,13 +220,13 @@ def _body_indent(lines: list[str]) -> tuple[int, set[str]] | None:
             seen[key] = seen.get(key, 0) + 1
     total = sum(counts.values())
     if not total:
-        return None
+        return {}
     body = max(counts, key=counts.get)
     if not 2 <= body <= 8 or counts[body] < _BODY_SHARE * total:
-        return None
+        return {}
     repeated = {t for t, c in seen.items() if c >= 3}
-    out = sum(1 for k, raw in enumerate(lines) if _outdented(lines, k, body, repeated))
-    return (body, repeated) if out >= _OUTDENTED_MIN else None
+    out = {k: body for k in range(len(lines)) if _outdented(lines, k, body, repeated)}
+    return out if len(out) >= _OUTDENTED_MIN else {}
 
 
 def _outdented(lines: list[str], i: int, body: int, repeated: set[str]) -> bool:
@@ -244,13 +243,11 @@ def _outdented(lines: list[str], i: int, body: int, repeated: set[str]) -> bool:
     return " ".join(line.split()).casefold() not in repeated
 
 
-def _outdented_heading(lines: list[str], i: int, body: int, repeated: set[str]
-                       ) -> _Heading | None:
-    """Line i as a heading of a text laid out as above (rank by indent: column 0 first)."""
-    if not _outdented(lines, i, body, repeated):
-        return None
-    indent = len(lines[i]) - len(lines[i].lstrip(" "))
-    return _Heading(i, i + 1, 1.0 + indent / body, lines[i].strip())
+def _outdented_heading(raw: str, i: int, body: int) -> _Heading:
+    """Line i (raw), one of _outdented_lines, as a heading ranked by its indent (column 0
+    first)."""
+    indent = len(raw) - len(raw.lstrip(" "))
+    return _Heading(i, i + 1, 1.0 + indent / body, raw.strip())
 
 
 # A table of contents in a plain text: numbered, chapter or appendix lines under a title
