@@ -387,7 +387,7 @@ _BULLETS = "•◦▪‣∙●○■□–—-*"
 
 def _line_numbered(table: list[list[str]]) -> bool:
     """True for margin line numbers beside lines of running text (a line-numbered draft)."""
-    if len(table[0]) != 2 or not all(r[0].isdigit() for r in table):
+    if len(table[0]) != 2 or not all(r[0].isdecimal() for r in table):
         return False
     numbers = [int(r[0]) for r in table]
     return (all(0 < b - a <= 3 for a, b in zip(numbers, numbers[1:]))

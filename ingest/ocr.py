@@ -69,7 +69,7 @@ ProgressFn = Callable[[OcrProgress], None]
 def max_pages_setting() -> int:
     """DOCCHAT_OCR_MAX_PAGES (default 300): pages OCR'd at most per document; 0 = no OCR."""
     raw = os.environ.get("DOCCHAT_OCR_MAX_PAGES", "").strip()
-    return int(raw) if raw.isdigit() else DEFAULT_MAX_PAGES
+    return int(raw) if raw.isdecimal() else DEFAULT_MAX_PAGES
 
 
 @lru_cache(maxsize=1)

@@ -69,7 +69,7 @@ def process_limit(limit: int | None = None) -> int:
     if chosen is not None:
         return chosen
     env = os.environ.get(ENV, "").strip()
-    return int(env) if env.isdigit() and int(env) > 0 else cores()
+    return int(env) if env.isdecimal() and int(env) > 0 else cores()
 
 
 def processes(wanted: int, limit: int | None = None) -> int:

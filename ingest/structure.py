@@ -446,7 +446,7 @@ def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
     rest = m.group(3)
     if rest and not _title_ok(rest):
         return None
-    if m.group(2).isdigit():
+    if m.group(2).isdecimal():
         seen.num = (int(m.group(2)),)
     seen.base = 0.0
     title, end = line, i + 1
@@ -467,6 +467,28 @@ _CHAPTER_PREFIX = re.compile(
 
 def _norm(text: str) -> str:
     return _NON_WORD.sub("", text.lower())
+
+
+# A chapter's number printed on its own line above the title: "Chapter 70", "Part II",
+# "Appendix B", "第3章" (not a number alone: it may be the page's).
+_NUMBER_ABOVE = re.compile(
+    r"^(?:(?:chapter|appendix|part)\s+(?:\d{1,3}|[ivxlc]{1,6}|[a-z])|第\s*\S{1,4}?\s*[章部篇])$",
+    re.IGNORECASE)
+# A title that starts with its own number: "1 Introduction", "A.2 Tools", "IV OpenType", "第3章".
+_TITLE_NUMBER = re.compile(r"^\s*(?:\d|[A-Z](?:[.\s]|$)|[IVXLC]{1,6}\b|(?:chapter|appendix|part)\b|第)",
+                           re.IGNORECASE)
+
+
+def _with_printed_number(above: str, title: str) -> str:
+    """The bookmark's title with the chapter number printed on the line above it ("Chapter
+    70" over "Tables of Marks"), as the page shows it: "Chapter 70 Tables of Marks".
+    Bookmarks often leave the number out (hyperref's default), and the text refers to
+    chapters by it ("described in Chapter 72"). Unchanged when the title is numbered
+    already ("1 Introduction", "IV OpenType") or the line above is no chapter number."""
+    number = above.strip()
+    if not _NUMBER_ABOVE.match(number) or _TITLE_NUMBER.match(title):
+        return title
+    return f"{number} {title}"
 
 
 # Markup characters: a line that ends with a bookmark's title and has some the title has not
@@ -527,10 +549,13 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
                 # A title wrapped over two lines keeps its number too ("1. 项目的立项依据（…").
                 title = f"{lines[start].strip()[:m.start(2)].strip()} {entry.title}"
             # "CHAPTER" / "ONE" printed above the chapter title belong to the heading.
+            above = start
             for _ in range(2):
                 if (start > lo and line_pages[start - 1] == entry.page
                         and _CHAPTER_PREFIX.match(lines[start - 1].strip())):
                     start -= 1
+            if start < above:
+                title = _with_printed_number(lines[above - 1], title)
         heads.append(_Heading(start, end, float(entry.level), title))
         pos = end
     return heads

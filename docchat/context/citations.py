@@ -53,7 +53,7 @@ def _page_for(doc: Document, label: str) -> int | None:
     for page in doc.pages:
         if page.label is not None and page.label.strip().lower() == wanted:
             return page.number
-    if wanted.isdigit():  # no page printed with that label: a physical page number
+    if wanted.isdecimal():  # no page printed with that label: a physical page number
         page = doc.page(int(wanted))
         if page is not None:
             return page.number

@@ -189,7 +189,7 @@ def number_spans(text: str) -> list[tuple[str, str, int, int]]:
     for m in _NUMBER.finditer(text):
         value = m.group(1).replace(",", "")
         frac = (m.group(2) or "").rstrip("0").rstrip(".")
-        out.append((str(int(value)) + frac if value.isdigit() else value + frac,
+        out.append((str(int(value)) + frac if value.isdecimal() else value + frac,
                     _unit(m.group(3)), m.start(), m.end()))
     for m in _WORD_NUMBER.finditer(text):
         v = _WORD_NUMBERS[m.group(1).lower()]

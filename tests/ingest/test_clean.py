@@ -228,6 +228,15 @@ def test_line_numbered_text_is_not_read_as_a_table():
     assert _plausible([["1", "Apple"], ["2", "Pear"], ["3", "Fig"]])
 
 
+def test_a_table_numbered_with_circled_digits_is_kept():
+    # "①".isdigit() is True but int("①") fails: a Chinese table numbering its rows ①②③
+    # stopped the whole upload (texproposal's CQU-Example.pdf).
+    from ingest.layout import _plausible
+
+    rows = [["①", "开题报告的格式"], ["②", "参考文献的著录"], ["③", "图表的编号方法"]]
+    assert _plausible(rows)
+
+
 class _Entry:
     def __init__(self, title: str, level: int, page: int) -> None:
         self.title, self.level, self.page = title, level, page

@@ -407,3 +407,22 @@ def test_a_bookmark_title_wrapped_over_two_numbered_lines_keeps_its_number_and_b
         "4. Features of the project",
         "5. Research plan and expected results (including the planned exchanges and visits)"]
     assert [s.text for s in secs] == ["None yet.", "A year by year plan."]
+
+
+def test_a_bookmark_title_gets_the_chapter_number_printed_above_it():
+    # GAP's reference manual: the bookmark says "Tables of Marks", the page prints "Chapter 70"
+    # above it, and the text refers to chapters by number ("described in Chapter 72").
+    p = pages("Front matter\n",
+              "Chapter 70\nTables of Marks\nThe concept of a table of marks.\n"
+              "70.1 More about Tables of Marks\nDetails.",
+              "第3章\n系统设计\n本章介绍系统的设计。",
+              "CHAPTER\nONE\nABOUT THIS MANUAL\nIntro text.")
+    outline = [Entry("Tables of Marks", 1, 2), Entry("70.1 More about Tables of Marks", 2, 2),
+               Entry("系统设计", 1, 3), Entry("About this manual", 1, 4)]
+    secs = build_sections(p, outline=outline)
+    assert [s.heading_path for s in secs] == [
+        (), ("Chapter 70 Tables of Marks",),
+        ("Chapter 70 Tables of Marks", "70.1 More about Tables of Marks"),
+        ("第3章 系统设计",), ("About this manual",)]
+    assert secs[1].text == "The concept of a table of marks."
+    assert secs[3].text == "本章介绍系统的设计。"
