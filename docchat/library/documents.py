@@ -63,6 +63,24 @@ def supported_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield p
 
 
+def _read(path: Path, name: str, load, **kw) -> Document:
+    """load(path, **kw), with any failure a DocumentError that says what to do: a reader's
+    bug on an unusual file (a table numbered with circled digits once raised ValueError) is
+    reported for that file instead of stopping the page or the batch."""
+    try:
+        return load(path, **kw)
+    except DocumentError:
+        raise
+    except MemoryError as e:
+        raise DocumentError(f"{name}: out of memory while reading it. Close other programs, "
+                            f"or split the file and upload the parts.") from e
+    except Exception as e:  # noqa: BLE001 - every other failure is reported for the file
+        logger.exception("reading %s failed", name)
+        raise DocumentError(f"{name} could not be read ({type(e).__name__}: {e}). Nothing "
+                            f"was added; save it again as PDF or plain text and upload that, "
+                            f"and please report the file.") from e
+
+
 def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str | None = None,
                    max_mb: float = 200.0, tokenizer=None,
                    name: str | None = None, on_ocr_progress=None,
@@ -85,9 +103,9 @@ def load_or_ingest(store: SessionStore, path: Path, sha256: str, password: str |
     if existing is not None:
         return store.load_document(existing), True
     with limited(processes):  # the store's Chinese indexing forks too
-        doc = load_document(path, password=password, max_mb=max_mb, tokenizer=tokenizer,
-                            on_ocr_progress=on_ocr_progress, cancel=cancel,
-                            ocr_max_pages=ocr_max_pages)
+        doc = _read(path, name or Path(path).name, load_document, password=password,
+                    max_mb=max_mb, tokenizer=tokenizer, on_ocr_progress=on_ocr_progress,
+                    cancel=cancel, ocr_max_pages=ocr_max_pages)
         if name is not None:
             doc.name = name
             if doc.title == Path(path).stem:  # ingest's last resort: the stored file's stem

@@ -64,6 +64,23 @@ def test_broken_pdf_message_names_the_upload(store, tmp_path):
     assert "broken.pdf" in str(e.value)
 
 
+def test_a_reader_bug_is_a_message_for_that_file_and_nothing_is_stored(store, tmp_path,
+                                                                        monkeypatch):
+    # A reader's own bug on an unusual file (int("①") once) must not stop the page with a
+    # traceback: the user learns which file failed and what to do, and the store is unchanged.
+    import ingest
+
+    def broken(*a, **kw):
+        raise ValueError("invalid literal for int() with base 10: '①'")
+
+    monkeypatch.setattr(ingest, "load_document", broken)
+    with pytest.raises(DocumentError) as e:
+        ingest_upload(store, "方案.pdf", (APP_DATA / "guide.pdf").read_bytes(), tmp_path,
+                      max_mb=5)
+    assert "方案.pdf could not be read" in str(e.value) and "plain text" in str(e.value)
+    assert store.list_documents() == []
+
+
 def test_fit_whole_or_packed(store, tmp_path):
     doc = ingest_upload(store, "g.pdf", (APP_DATA / "guide.pdf").read_bytes(), tmp_path,
                         max_mb=5).document
