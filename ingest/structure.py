@@ -475,8 +475,8 @@ _NUMBER_ABOVE = re.compile(
     r"^(?:(?:chapter|appendix|part)\s+(?:\d{1,3}|[ivxlc]{1,6}|[a-z])|第\s*\S{1,4}?\s*[章部篇])$",
     re.IGNORECASE)
 # A title that starts with its own number: "1 Introduction", "A.2 Tools", "IV OpenType", "第3章".
-_TITLE_NUMBER = re.compile(r"^\s*(?:\d|[A-Z](?:[.\s]|$)|[IVXLC]{1,6}\b|(?:chapter|appendix|part)\b|第)",
-                           re.IGNORECASE)
+_TITLE_NUMBER = re.compile(
+    r"^\s*(?:\d|[A-Z](?:[.\s]|$)|[IVXLC]{1,6}\b|(?:chapter|appendix|part)\b|第)", re.IGNORECASE)
 
 
 def _with_printed_number(above: str, title: str) -> str:
