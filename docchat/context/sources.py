@@ -24,7 +24,8 @@ class Source:
 
 def sources_for(context, documents: Sequence[Document]) -> list[Source]:
     """The passages of a PackedContext as Sources, in prompt order: each kept block located
-    in its page's text (a block that runs onto the next page gives a Source on each)."""
+    in its page's text (a block that runs onto the next page gives a Source on each); then
+    the headings the prompt shows (heading_sources())."""
     by_key: dict[object, Document] = {}
     for i, d in enumerate(documents):
         by_key[doc_key(d, i)] = d
@@ -43,7 +44,47 @@ def sources_for(context, documents: Sequence[Document]) -> list[Source]:
         for block in blocks:
             if block.text.strip():
                 out += _block_sources(doc, key, block)
+    return out + heading_sources(context, documents, passages, out)
+
+
+def heading_sources(context, documents: Sequence[Document], passages: Sequence,
+                    have: Sequence[Source] = ()) -> list[Source]:
+    """The section titles the model was shown, as Sources of kind "heading" (in document
+    order, each at its section's first page): every title on an excerpt's heading line
+    (its section's and its parents'), and every title of the outline, i.e. each one in
+    the context's text. An answer about a document's structure ("Chapter 7 is Tables and
+    TableStyles") is checked against them: without them it was "not found" though the
+    outline the model read says it. Titles already among the passages' blocks are left
+    out."""
+    text = getattr(context, "text", "") or ""
+    seen = {(s.doc_id, s.text.strip()) for s in have if s.kind == "heading"}
+    keys = {key for key, _, _ in passages}
+    out: list[Source] = []
+    for i, d in enumerate(documents):
+        key = doc_key(d, i)
+        if key not in keys and d.name not in keys and not text:
+            continue
+        shown = {index for k, index, _ in passages if k in (key, d.name)}
+        paths = [d.sections[p].heading_path for p in shown if 0 <= p < len(d.sections)]
+        on_lines = {t for path in paths for t in path}
+        for section in d.sections:
+            title = section.title.strip()
+            if (not title or (key, title) in seen
+                    or (title not in on_lines and title not in text)):
+                continue
+            seen.add((key, title))
+            out.append(_heading_source(d, key, section, title))
     return out
+
+
+def _heading_source(doc: Document, key, section, title: str) -> Source:
+    paged = doc.kind == "pdf"
+    page = doc.page(section.page_start)
+    if page is None:
+        return Source(key, doc.name, None, None, title, 0, "heading")
+    label = (page.label or str(page.number)) if paged else None
+    return Source(key, doc.name, page.number if paged else None, label, title,
+                  max(page.text.find(title), 0), "heading")
 
 
 def _section(doc: Document, index: int):

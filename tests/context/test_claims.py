@@ -146,6 +146,37 @@ def test_sources_for_locates_blocks_in_their_pages():
     assert s.page == 2 and s.span == (0, 23)
 
 
+def test_headings_the_prompt_shows_support_structure_statements():
+    """The outline and the excerpts' heading lines are what the model read about a document's
+    structure: a statement naming a chapter and its sections is checked against them (it
+    was "not found" when only the passages' blocks were sources)."""
+    pages = [Page(1, "Chapter 7 Tables\nTables hold rows of cells.", "84"),
+             Page(2, "7.1 Table User Methods\nCall setStyle to style a table.", "85"),
+             Page(3, "Chapter 8 Graphics\nCharts are drawn on a canvas.", "91")]
+    doc = Document("r.pdf", "s", "r.pdf", "pdf", pages, [
+        Section(0, ("Chapter 7 Tables",), 1, 1, 1, "prose",
+                (Block("prose", "Tables hold rows of cells.", 1),)),
+        Section(1, ("Chapter 7 Tables", "7.1 Table User Methods"), 2, 2, 2, "prose",
+                (Block("prose", "Call setStyle to style a table.", 2),)),
+        Section(2, ("Chapter 8 Graphics",), 1, 3, 3, "prose",
+                (Block("prose", "Charts are drawn on a canvas.", 3),))], id=4)
+    outline = "Chapter 7 Tables [p. 84]\n  7.1 Table User Methods [p. 85]\nChapter 8 Graphics"
+    context = SimpleNamespace(passages=[(4, 1, None)], sections=[(4, 1)],
+                              text=outline + "\n#### Chapter 7 Tables > 7.1 Table User Methods")
+    sources = sources_for(context, [doc])
+    assert [(s.kind, s.page, s.label, s.text) for s in sources if s.kind == "heading"] == [
+        ("heading", 1, "84", "Chapter 7 Tables"), ("heading", 2, "85", "7.1 Table User Methods"),
+        ("heading", 3, "91", "Chapter 8 Graphics")]
+    s = one("Chapter 7 is Tables [p. 84].", sources)
+    assert s.status == SUPPORTED and s.page == 1
+    s = one("Section 7.1 is Table User Methods.", sources)
+    assert s.status == SUPPORTED and s.page == 2
+    # Only what the prompt showed: without the outline, chapter 8's title is no source.
+    bare = SimpleNamespace(passages=[(4, 1, None)], sections=[(4, 1)], text="")
+    assert "Chapter 8 Graphics" not in [s.text for s in sources_for(bare, [doc])]
+    assert one("Chapter 8 is Graphics.", sources_for(bare, [doc])).status == NOT_FOUND
+
+
 def test_thousand_token_answer_is_fast():
     sentences = [f"Component {i} handles {i * 7} requests per second on node {i % 13}."
                  for i in range(400)]
