@@ -310,7 +310,9 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
     text = " ".join(w[1] for w in window)
     missing = facts.missing_numbers(set(claim.numbers), set().union(*(w[0] for w in window)))
     named = set(claim.names) | {w for w in claim.initials if w in p.names}
-    absent = [n for n in sorted(named) if not _has_word(text, n)]
+    terms = set().union(*(p.terms[k] for k in range(m.lo, m.hi + 1)))
+    absent = [n for n in sorted(named) if not _has_word(text, n)
+              and not set(index_terms(n)) <= terms]  # "Flowables" for "Flowable" is there
     unknown = [n for n in absent if n not in p.names or facts.is_month(n)]
     reason = None
     here = facts.squashed(text)

@@ -223,7 +223,7 @@ def compare(mine: Sequence[Clause], theirs: Sequence[Clause], weight: Callable,
         last = j
         near = _near(theirs, j) + [x for x in theirs if x.sentence == theirs[j].sentence]
         verdict.far_names += [said for low, said in c.names
-                              if not any(_has_word(t.low, low) for t in near)]
+                              if not any(_holds_name(t, low) for t in near)]
         verdict.far_numbers += [n.said for n in c.numbers
                                 if not any(_same(n, o) for t in near for o in t.numbers)]
     verdict.closeness = sum(close) / len(close) if close else 0.0
@@ -395,10 +395,18 @@ def _name_conflict(c: Clause, t: Clause) -> Conflict | None:
     that t holds in another place while t names another one in its place ("Git commit ...
     Debian changelog" / "Debian commit ... Git changelog")."""
     mine = {n for n, _ in t.names}
+    # A name said in another form of the same word ("Flowables" where t has "Flowable") is
+    # the same name: compared by their stems too.
+    stems = {x for n in mine for x in index_terms(n)}
+    said_stems = None
     for low, said in c.names:
-        if low in mine:
+        own = set(index_terms(low))
+        if low in mine or (own and own <= stems):
             continue
-        others = [s for n, s in t.names if n != low and not _has_word(c.low, n)]
+        if said_stems is None:
+            said_stems = set(index_terms(c.low))
+        others = [s for n, s in t.names if n != low and not _has_word(c.low, n)
+                  and not set(index_terms(n)) & said_stems]
         if others:
             return Conflict("name", t, others[0], said)
     if c.names and len(t.names) >= 2:
@@ -456,6 +464,14 @@ def _aligned(n: int, m: int, gain) -> dict[int, int]:
         else:
             j += 1
     return out
+
+
+def _holds_name(t: Clause, low: str) -> bool:
+    """Whether clause t says the name low, as written or in another form of its word(s)."""
+    if _has_word(t.low, low):
+        return True
+    stems = set(index_terms(low))
+    return bool(stems) and stems <= set(t.terms)
 
 
 def _has_word(text: str, word: str) -> bool:

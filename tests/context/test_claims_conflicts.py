@@ -79,6 +79,17 @@ def test_name_swapped_for_one_the_passages_name_elsewhere():
         "text": "用 Git commit 信息来生成 Debian changelog。", "says": "Git"}
 
 
+def test_a_name_in_another_form_of_the_same_word_is_no_conflict():
+    """"Flowables" where the heading says "Flowable Objects" is the same name (stems
+    compared), not another one in its place; a different name there still conflicts."""
+    heading = [Source(1, "r.pdf", 98, "98", "Chapter 10 Writing your own Flowable Objects", 0,
+                      "heading")]
+    s = one("Chapter 10 is Writing your own Flowables [p. 98].", heading)
+    assert s.status == SUPPORTED and s.conflict is None
+    s = one("Chapter 10 is Writing your own Canvases [p. 98].", heading)
+    assert s.status == NOT_FOUND and s.conflict["says"] == "Flowable"
+
+
 def test_changed_number_in_a_two_number_sentence():
     # The second number changed: the first clause still matches, the second says 5.
     s = one("The tenant must pay the rent within 30 days, and the landlord repairs the "
