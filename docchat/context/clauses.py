@@ -44,6 +44,11 @@ _CUT = re.compile(
     r"yet|whereby|then|except)\s)"
     r"|(?=但是|但|然而|而且|并且|而是|因为|所以|如果|除非|否则|或者)", re.IGNORECASE)
 _NEXT_WORD = re.compile(r"\s*(?:%|percent\b)?\s*([A-Za-z][A-Za-z-]*|[\u4e00-\u9fff])")
+# A word that a number labels rather than counts when it comes first ("Chapter 7",
+# "Section 4.2", "Table 3"): that number's role is this word, whatever follows it.
+_LABEL_BEFORE = re.compile(r"\b(chapter|section|part|appendix|figure|fig|table|page|step|"
+                           r"article|clause|item|rule|volume|vol|lecture|lesson|exercise|"
+                           r"example|algorithm|listing|equation|eq)\.?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,12 @@ def _quote(text: str, start: int, end: int) -> str:
 
 def _number(text: str, n: tuple, words) -> Number:
     value, unit, a, b = n
+    lo = max(0, a - 12)
+    label = _LABEL_BEFORE.search(text[lo:a]) if not unit else None
+    if label:  # "Chapter 7 Tables" and "Chapter 8 is ...": both number a chapter
+        word = label.group(1).lower()
+        word = {"fig": "figure", "vol": "volume", "eq": "equation"}.get(word, word)
+        return Number(value, unit, word, " ".join(text[lo + label.start():b].split()))
     m = _NEXT_WORD.match(text, b)
     role, said = "", text[a:b]
     if m and not unit:

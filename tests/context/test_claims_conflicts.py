@@ -90,6 +90,18 @@ def test_a_name_in_another_form_of_the_same_word_is_no_conflict():
     assert s.status == NOT_FOUND and s.conflict["says"] == "Flowable"
 
 
+def test_a_chapter_given_another_number_contradicts_the_heading():
+    """A number a label word comes before ("Chapter 7") numbers that thing, whatever word
+    follows: "Chapter 8 is Tables" against the heading "Chapter 7 Tables and TableStyles"
+    says another number for the same chapter (before, "8 not in the passage" only)."""
+    heading = [Source(1, "r.pdf", 84, "84", "Chapter 7 Tables and TableStyles", 0, "heading")]
+    s = one("Chapter 8 is Tables and TableStyles [p. 84].", heading)
+    assert s.status == NOT_FOUND and s.conflict["says"] == "Chapter 7"
+    s = one("The tables chapter is Chapter 9.", heading)
+    assert s.status == NOT_FOUND and s.conflict["says"] == "Chapter 7"
+    assert one("Chapter 7 is Tables and TableStyles [p. 84].", heading).status == SUPPORTED
+
+
 def test_changed_number_in_a_two_number_sentence():
     # The second number changed: the first clause still matches, the second says 5.
     s = one("The tenant must pay the rent within 30 days, and the landlord repairs the "
