@@ -47,6 +47,10 @@ def sources_for(context, documents: Sequence[Document]) -> list[Source]:
     return out + heading_sources(context, documents, passages, out)
 
 
+# Characters a Latin title needs to be taken as shown when found in the text (Han: 2).
+MIN_FOUND_TITLE = 4
+
+
 def heading_sources(context, documents: Sequence[Document], passages: Sequence,
                     have: Sequence[Source] = ()) -> list[Source]:
     """The section titles the model was shown, as Sources of kind "heading" (in document
@@ -64,13 +68,14 @@ def heading_sources(context, documents: Sequence[Document], passages: Sequence,
         key = doc_key(d, i)
         if key not in keys and d.name not in keys and not text:
             continue
-        shown = {index for k, index, _ in passages if k in (key, d.name)}
-        paths = [d.sections[p].heading_path for p in shown if 0 <= p < len(d.sections)]
-        on_lines = {t for path in paths for t in path}
+        shown = [_section(d, index) for k, index, _ in passages if k in (key, d.name)]
+        on_lines = {t for s in shown if s is not None for t in s.heading_path}
         for section in d.sections:
             title = section.title.strip()
+            # A title of a few letters ("C", an index's) is in any text: only from a line.
+            short = len(title) < (MIN_FOUND_TITLE if title.isascii() else 2)
             if (not title or (key, title) in seen
-                    or (title not in on_lines and title not in text)):
+                    or (title not in on_lines and (short or title not in text))):
                 continue
             seen.add((key, title))
             out.append(_heading_source(d, key, section, title))

@@ -159,7 +159,9 @@ def test_headings_the_prompt_shows_support_structure_statements():
         Section(1, ("Chapter 7 Tables", "7.1 Table User Methods"), 2, 2, 2, "prose",
                 (Block("prose", "Call setStyle to style a table.", 2),)),
         Section(2, ("Chapter 8 Graphics",), 1, 3, 3, "prose",
-                (Block("prose", "Charts are drawn on a canvas.", 3),))], id=4)
+                (Block("prose", "Charts are drawn on a canvas.", 3),)),
+        # An index letter: "C" is in any text, so it counts only on an excerpt's line.
+        Section(3, ("C",), 1, 3, 3, "prose", (Block("prose", "canvas, 91", 3),))], id=4)
     outline = "Chapter 7 Tables [p. 84]\n  7.1 Table User Methods [p. 85]\nChapter 8 Graphics"
     context = SimpleNamespace(passages=[(4, 1, None)], sections=[(4, 1)],
                               text=outline + "\n#### Chapter 7 Tables > 7.1 Table User Methods")
