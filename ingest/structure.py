@@ -1,6 +1,7 @@
 """Sections and blocks from page text: headings (outline or text), code, tables, lists, prose."""
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Sequence
@@ -524,11 +525,85 @@ def _find_title(lines: list[str], lo: int, hi: int, title: str
     return None
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """A bookmark as _repaired() gives it back."""
+    title: str
+    level: int
+    page: int
+
+
+_PART_TITLE = re.compile(r"^part[ \t]+([ivxlc]{1,6}|[0-9]{1,3})\b", re.IGNORECASE)
+
+
+def _in_order(pages: list[int]) -> set[int]:
+    """Indexes of a longest run of pages that never goes back (the bookmarks whose
+    destinations agree with their order)."""
+    tails: list[int] = []  # index of the last item of the best run of each length
+    ends: list[int] = []  # their pages
+    prev: list[int] = [-1] * len(pages)
+    for i, page in enumerate(pages):
+        k = bisect.bisect_right(ends, page)
+        prev[i] = tails[k - 1] if k else -1
+        if k == len(tails):
+            tails.append(i)
+            ends.append(page)
+        else:
+            tails[k], ends[k] = i, page
+    keep, i = set(), tails[-1] if tails else -1
+    while i >= 0:
+        keep.add(i)
+        i = prev[i]
+    return keep
+
+
+def _repaired(lines: list[str], line_pages: list[int], first_line: dict[int, int],
+              outline: Sequence[OutlineLike]) -> list[OutlineLike]:
+    """The bookmarks with two faults of broken outlines mended (PSTricks's user guide has
+    both):
+    - a destination out of the bookmarks' order ("Lines and polygons" pointing 220 pages
+      past its printed chapter): its title is looked for between the pages of the in-order
+      bookmarks around it and moved to the page that prints it (left as it was where none
+      does);
+    - "Part" bookmarks at different depths (Parts III-XIII nested under Part II): each
+      such Part, with the bookmarks up to the next Part, is moved to the first Part's
+      depth."""
+    entries = [_Entry(e.title, e.level, e.page) for e in outline]
+    keep = _in_order([e.page for e in entries])
+    n = len(lines)
+    for i, e in enumerate(entries):
+        if i in keep:
+            continue
+        before = max((entries[j].page for j in range(i) if j in keep), default=1)
+        after = min((entries[j].page for j in range(i + 1, len(entries)) if j in keep),
+                    default=None)
+        lo = first_line.get(before)
+        hi = n if after is None else first_line.get(after + 1, n)
+        if lo is None:
+            continue
+        found = _find_title(lines, lo, hi, e.title)
+        if found is not None:
+            entries[i] = _Entry(e.title, e.level, line_pages[found[0]])
+    parts = [i for i, e in enumerate(entries) if _PART_TITLE.match(e.title.strip())]
+    if parts:
+        base = entries[parts[0]].level
+        for k, i in enumerate(parts):
+            shift = entries[i].level - base
+            if not shift:
+                continue
+            stop = parts[k + 1] if k + 1 < len(parts) else len(entries)
+            for j in range(i, stop):
+                e = entries[j]
+                entries[j] = _Entry(e.title, max(1, e.level - shift), e.page)
+    return entries
+
+
 def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[int, int],
                       outline: Sequence[OutlineLike]) -> list[_Heading]:
     heads: list[_Heading] = []
     pos = 0
     n = len(lines)
+    outline = _repaired(lines, line_pages, first_line, outline)
     for entry in sorted(outline, key=lambda e: e.page):
         page_start = first_line.get(entry.page)
         if page_start is None:
@@ -558,6 +633,22 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
                 title = _with_printed_number(lines[above - 1], title)
         heads.append(_Heading(start, end, float(entry.level), title))
         pos = end
+    return _numbered_siblings(heads)
+
+
+def _numbered_siblings(heads: list[_Heading]) -> list[_Heading]:
+    """Chapters printed with consecutive numbers ("6 Lines and polygons", "7 Arcs, circles
+    and ellipses") are siblings: a bookmark one level deeper than the chapter before it
+    (an outline whose depths drift) gets that chapter's depth."""
+    last: tuple[int, float] | None = None  # (number, rank) of the last chapter numbered so
+    for h in heads:
+        m = _NUMBERED.match(h.title)
+        if not m or "." in m.group(1):
+            continue
+        number = int(m.group(1))
+        if last is not None and number == last[0] + 1 and h.rank != last[1]:
+            h.rank = last[1]
+        last = (number, h.rank)
     return heads
 
 

@@ -426,3 +426,26 @@ def test_a_bookmark_title_gets_the_chapter_number_printed_above_it():
         ("第3章 系统设计",), ("About this manual",)]
     assert secs[1].text == "The concept of a table of marks."
     assert secs[3].text == "本章介绍系统的设计。"
+
+
+def test_broken_bookmarks_are_mended_by_the_printed_headings():
+    """PSTricks's user guide: chapter bookmarks whose destinations point far past the pages
+    that print them, Parts at drifting depths, a chapter one level below the one before it.
+    Each chapter lands on the page that prints it, every Part at the top, and consecutive
+    chapter numbers are siblings (before: chapters 2 and 3 were lost at the end of the
+    document and Part II nested under Part I's last chapter)."""
+    p = pages("Part I Basics\n1 Intro\nWelcome text.",
+              "2 Lines\nHow to draw lines.",
+              "3 Arcs\nHow to draw arcs.",
+              "Part II More\n4 Styles\nLine styles.",
+              "Index\nlines, 2\narcs, 3")
+    outline = [Entry("Part I Basics", 1, 1), Entry("Intro", 2, 1),
+               Entry("Lines", 2, 5), Entry("Arcs", 3, 5),  # destinations on the index page
+               Entry("Part II More", 3, 4), Entry("Styles", 4, 4), Entry("Index", 1, 5)]
+    secs = build_sections(p, outline=outline)
+    assert [s.heading_path for s in secs] == [
+        ("Part I Basics",), ("Part I Basics", "1 Intro"), ("Part I Basics", "2 Lines"),
+        ("Part I Basics", "3 Arcs"), ("Part II More",), ("Part II More", "4 Styles"),
+        ("Index",)]
+    assert [s.page_start for s in secs] == [1, 1, 2, 3, 4, 4, 5]
+    assert secs[2].text == "How to draw lines."
