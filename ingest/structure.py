@@ -638,15 +638,19 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
 
 def _numbered_siblings(heads: list[_Heading]) -> list[_Heading]:
     """Chapters printed with consecutive numbers ("6 Lines and polygons", "7 Arcs, circles
-    and ellipses") are siblings: a bookmark one level deeper than the chapter before it
-    (an outline whose depths drift) gets that chapter's depth."""
+    and ellipses") with no other heading at their depth or above between them are siblings:
+    a bookmark deeper than the chapter before it (an outline whose depths drift) gets that
+    chapter's depth. (Beamer's "1 Welcome" before "Part I" and "2 Installation" inside it
+    stay as they are: the Part is between them.)"""
     last: tuple[int, float] | None = None  # (number, rank) of the last chapter numbered so
     for h in heads:
         m = _NUMBERED.match(h.title)
         if not m or "." in m.group(1):
+            if last is not None and h.rank <= last[1]:
+                last = None
             continue
         number = int(m.group(1))
-        if last is not None and number == last[0] + 1 and h.rank != last[1]:
+        if last is not None and number == last[0] + 1 and h.rank > last[1]:
             h.rank = last[1]
         last = (number, h.rank)
     return heads
