@@ -161,6 +161,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     n = len(lines)
     contents = set() if markdown else _contents_lines(lines)
     outdented = set() if markdown else _outdented_lines(lines)
+    repeated = set() if markdown else _repeated_numbered(lines, contents)
     for i, raw in enumerate(lines):
         if _FENCE.match(raw):
             in_fence = not in_fence
@@ -187,11 +188,44 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             continue
         if markdown:
             continue
-        if _CANDIDATE_START.match(line) and (head := _plain_heading(lines, i, wrap, seen)):
+        if _CANDIDATE_START.match(line) and i not in repeated \
+                and (head := _plain_heading(lines, i, wrap, seen)):
             heads.append(head)
         elif i in outdented:
             heads.append(_outdented_heading(lines[i], i, outdented[i]))
     return heads
+
+
+# A numbered line that comes again within this many lines (outside a table of contents) is
+# an example's or a list's line, not a heading: pseudo's manual prints "1 Eeny", "2 Meeny",
+# "3 Miny", "4 Moe" four times over as typeset pseudocode.
+_REPEAT_WINDOW = 30
+
+
+def _repeated_numbered(lines: list[str], contents: set[int]) -> set[int]:
+    """The numbered lines ("1 Eeny") whose text is on another line within _REPEAT_WINDOW
+    lines, that other line not in a table of contents, and those of a numbered listing."""
+    at: dict[str, list[int]] = {}
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if i not in contents and line and _NUMBERED.match(line):
+            at.setdefault(line, []).append(i)
+    out: set[int] = set()
+    for found in at.values():
+        for a, b in zip(found, found[1:]):
+            if b - a <= _REPEAT_WINDOW:
+                out.update((a, b))
+    # And numbered lines one right under the other, numbered one after the other at the
+    # same depth ("10 Maybe we're continuing ...", "11 Anyway, let's keep going!"): the lines
+    # of a numbered listing, as chapters do not follow each other without a line of body.
+    for i in range(len(lines) - 1):
+        if i in contents or i + 1 in contents:
+            continue
+        a, b = _NUMBERED.match(lines[i].strip()), _NUMBERED.match(lines[i + 1].strip())
+        if a and b and "." not in a.group(1) + b.group(1) \
+                and int(b.group(1)) == int(a.group(1)) + 1:
+            out.update((i, i + 1))
+    return out
 
 
 # A text dumped from HTML (lynx, w3m: Debian's web pages, bug tracker documents) indents
