@@ -449,3 +449,20 @@ def test_broken_bookmarks_are_mended_by_the_printed_headings():
         ("Index",)]
     assert [s.page_start for s in secs] == [1, 1, 2, 3, 4, 4, 5]
     assert secs[2].text == "How to draw lines."
+
+
+def test_numbered_listing_lines_are_not_headings():
+    """pseudo's manual (no bookmarks) typesets pseudocode with numbered lines: "1 Eeny" ...
+    "4 Moe" four times over, "10 Maybe we're continuing ..." right above "11 Anyway ...".
+    They took the chapters' places, and "3 Boxes and floats" after them broke the numbering
+    and was lost. Lines repeated nearby, or numbered one right under the other, are a
+    listing's."""
+    run = "1 Eeny\n2 Meeny\n3 Miny\n4 Moe\n"
+    p = pages("1 Introduction\nThe pseudo package typesets pseudocode.",
+              "2 Overview\nThe environment numbers its lines:\n" + run * 4 + "That is all.",
+              "3 Boxes and floats\nAlgorithms go in boxes.\n"
+              "10 Maybe we are continuing\n11 Anyway, keep going\nThe end.")
+    secs = build_sections(p)
+    assert [s.heading_path for s in secs] == [
+        ("1 Introduction",), ("2 Overview",), ("3 Boxes and floats",)]
+    assert "1 Eeny" in secs[1].text and "11 Anyway" in secs[2].text
