@@ -205,11 +205,11 @@ _REPEAT_WINDOW = 30
 def _repeated_numbered(lines: list[str], contents: set[int]) -> set[int]:
     """The numbered lines ("1 Eeny") whose text is on another line within _REPEAT_WINDOW
     lines, that other line not in a table of contents, and those of a numbered listing."""
+    numbered = {i: m for i, raw in enumerate(lines)
+                 if i not in contents and (m := _NUMBERED.match(raw.strip()))}
     at: dict[str, list[int]] = {}
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if i not in contents and line and _NUMBERED.match(line):
-            at.setdefault(line, []).append(i)
+    for i in numbered:
+        at.setdefault(lines[i].strip(), []).append(i)
     out: set[int] = set()
     for found in at.values():
         for a, b in zip(found, found[1:]):
@@ -218,11 +218,9 @@ def _repeated_numbered(lines: list[str], contents: set[int]) -> set[int]:
     # And numbered lines one right under the other, numbered one after the other at the
     # same depth ("10 Maybe we're continuing ...", "11 Anyway, let's keep going!"): the lines
     # of a numbered listing, as chapters do not follow each other without a line of body.
-    for i in range(len(lines) - 1):
-        if i in contents or i + 1 in contents:
-            continue
-        a, b = _NUMBERED.match(lines[i].strip()), _NUMBERED.match(lines[i + 1].strip())
-        if a and b and "." not in a.group(1) + b.group(1) \
+    for i, a in numbered.items():
+        b = numbered.get(i + 1)
+        if b and "." not in a.group(1) + b.group(1) \
                 and int(b.group(1)) == int(a.group(1)) + 1:
             out.update((i, i + 1))
     return out
@@ -605,19 +603,23 @@ def _repaired(lines: list[str], line_pages: list[int], first_line: dict[int, int
     entries = [_Entry(e.title, e.level, e.page) for e in outline]
     keep = _in_order([e.page for e in entries])
     n = len(lines)
+    # The in-order bookmarks' pages never go back: the one kept last before a bookmark has
+    # the largest page before it, the next one kept after it the smallest after it.
+    before, after = [1] * len(entries), [None] * len(entries)
+    for i in range(1, len(entries)):
+        before[i] = entries[i - 1].page if i - 1 in keep else before[i - 1]
+    for i in range(len(entries) - 2, -1, -1):
+        after[i] = entries[i + 1].page if i + 1 in keep else after[i + 1]
     for i, e in enumerate(entries):
         if i in keep:
             continue
-        before = max((entries[j].page for j in range(i) if j in keep), default=1)
-        after = min((entries[j].page for j in range(i + 1, len(entries)) if j in keep),
-                    default=None)
-        lo = first_line.get(before)
-        hi = n if after is None else first_line.get(after + 1, n)
+        lo = first_line.get(before[i])
+        hi = n if after[i] is None else first_line.get(after[i] + 1, n)
         if lo is None:
             continue
         found = _find_title(lines, lo, hi, e.title)
         if found is not None:
-            entries[i] = _Entry(e.title, e.level, line_pages[found[0]])
+            entries[i] = replace(e, page=line_pages[found[0]])
     parts = [i for i, e in enumerate(entries) if _PART_TITLE.match(e.title.strip())]
     if parts:
         base = entries[parts[0]].level
@@ -627,8 +629,7 @@ def _repaired(lines: list[str], line_pages: list[int], first_line: dict[int, int
                 continue
             stop = parts[k + 1] if k + 1 < len(parts) else len(entries)
             for j in range(i, stop):
-                e = entries[j]
-                entries[j] = _Entry(e.title, max(1, e.level - shift), e.page)
+                entries[j] = replace(entries[j], level=max(1, entries[j].level - shift))
     return entries
 
 
