@@ -16,6 +16,7 @@ from docchat.context.retrieval import (
     SectionIndex,
     add_dense,
     add_windows,
+    asks_position,
     asks_structure,
     asks_whole,
     aspects,
@@ -24,6 +25,7 @@ from docchat.context.retrieval import (
     doc_key,
     fused_scores,
     index_terms,
+    section_windows,
     window_scores,
     without_structure_words,
 )
@@ -55,7 +57,9 @@ class Relevance:
     structure: bool = False  # the question asks which part is about something, or its parts
     parts: dict = field(default_factory=dict)  # (doc key, outline entry) -> dense score
     whole: bool = False  # the question asks about a part as a whole (retrieval.asks_whole)
-    # A question that asks several things (retrieval.aspects): each part's window scores.
+    # A question that asks several things (retrieval.aspects): each part's window scores;
+    # for a question about a collection's first or last entries, also those windows
+    # (position_windows).
     aspects: list = field(default_factory=list)
     # The question's best windows by meaning alone (cosine; MEANT_TOP of them per model):
     # where the budget has room, they go in after the best fused windows (select(meant=)).
@@ -112,10 +116,32 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     fused = add_titled(fused, documents, keys, named)
+    parted = _aspects(documents, question, history, by_window, expand, embedder, store)
+    if where := asks_position(question):
+        parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
-                     named, asks_structure(question), parts, asks_whole(question),
-                     _aspects(documents, question, history, by_window, expand, embedder, store),
+                     named, asks_structure(question), parts, asks_whole(question), parted,
                      meant)
+
+
+# The opening (or closing) windows a question about a collection's first (last) entries
+# gets (retrieval.asks_position): about 1,800 characters, four to eight short poems or
+# list entries.
+POSITION_WINDOWS = 3
+
+
+def position_windows(documents: Sequence[Document], keys: Sequence[object], where: str,
+                     count: int = POSITION_WINDOWS) -> dict[tuple[object, int, int, int], float]:
+    """The first (where="start") or last count windows of each document, as window scores
+    (a part of the question of its own, see Relevance.aspects), in the document's order."""
+    out: dict[tuple[object, int, int, int], float] = {}
+    for doc, key in zip(documents, keys):
+        spans = [(s.index, first, last) for s in doc.sections
+                 for first, last in section_windows(s)]
+        chosen = spans[:count] if where == "start" else spans[-count:]
+        for k, (idx, first, last) in enumerate(chosen):
+            out[(key, idx, first, last)] = 1.0 - k / (count + 1)
+    return out
 
 
 _TITLES: DocumentCache[list] = DocumentCache(16, equal=False)

@@ -142,6 +142,52 @@ def asks_whole(question: str) -> bool:
     return WHOLE_QUESTION.search(question) is not None
 
 
+# A question about the order of a collection's entries: its first ones ("Which poems open
+# the collection?", "the first few entries", "最前面收的几首诗", "第一篇") or its last ones
+# ("the final entries", "最后几首"). Their words name no topic (a fortune file, an anthology,
+# a list of mailing lists has no chapter to find), so the search alone ranks the first
+# entries no higher than any other: the opening (or closing) windows of each document go in
+# as a part of the question of their own (relevance.position_windows). Other entries, items
+# of a text's own ("the first argument", "the last step"), are no entries of the document.
+_ENTRIES = (r"(?:poems?|songs?|verses?|entries|entry|quotes?|quotations?|"
+            r"fortunes?|sayings?|stories|story|tales?|letters?|essays?|articles?|records?)")
+_WHOLE_TEXT = (r"(?:document|file|collection|anthology|book|volume|selection|list|text|"
+               r"manual|guide)")
+_HOW_MANY = r"(?:(?:few|several|couple\s+of|two|three|four|five|six|\d+)\s+)?"
+_ZH_DOC = r"(?:文档|全书|这本书|本书|诗集|词集|合集|集子|选集|手册|全文)"
+_ZH_COUNT = r"[一两二三四五六七八九十几]?"
+_ZH_ENTRY = r"(?:首|篇|则|封)"
+
+
+def _position_pattern(first: str, edge: str, verb: str, zh: str) -> re.Pattern[str]:
+    return re.compile("|".join([
+        rf"\b(?:{first})\s+{_HOW_MANY}(?:[\w-]+\s+)?{_ENTRIES}\b",
+        rf"\b(?:{edge})\s+of\s+(?:the|this|that)\s+(?:[\w-]+\s+)?{_WHOLE_TEXT}\b",
+        rf"\b(?:{verb})\s+(?:the|this|that)\s+(?:[\w-]+\s+)?{_WHOLE_TEXT}\b",
+        rf"\b{_ENTRIES}\s+(?:comes?|came|appears?|is|are)\s+(?:{first.split('|')[0]})\b",
+        rf"\b(?:the|this|that)\s+(?:[\w-]+\s+)?{_WHOLE_TEXT}\s+(?:{verb})\b",
+        zh,
+    ]), re.IGNORECASE)
+
+
+POSITION_START = _position_pattern(
+    "first|opening|earliest", "beginning|start|opening|top", "opens?|starts?|begins?",
+    rf"最前面?(?=[的收是那一两二三四五六七八九十几])|最开头|开篇|卷首|打头|(?:第一|头|前){_ZH_COUNT}{_ZH_ENTRY}"
+    rf"|{_ZH_DOC}(?:的)?(?:最)?(?:开头|起首)")
+POSITION_END = _position_pattern(
+    "last|final|closing", "end|close|bottom", "ends?|closes?|finish(?:es)?",
+    rf"最后面?{_ZH_COUNT}{_ZH_ENTRY}|最末{_ZH_COUNT}{_ZH_ENTRY}|压轴"
+    rf"|{_ZH_DOC}(?:的)?(?:最)?(?:末尾|结尾|最后|末了)")
+
+
+def asks_position(question: str) -> str:
+    """"start" for a question about a collection's first entries, "end" for its last ones
+    (both: "start"), "" for any other (see POSITION_START)."""
+    if POSITION_START.search(question):
+        return "start"
+    return "end" if POSITION_END.search(question) else ""
+
+
 # Where a question that asks several things splits into its parts (aspects()): sentence
 # ends, and a comma before "and", "but" or "or" ("How do I remove R itself, and how a single
 # package?", "……吗？……呢？"). A part needs ASPECT_TERMS content words to be searched alone.

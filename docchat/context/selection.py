@@ -469,8 +469,8 @@ def covering(documents: Sequence[Document], windows: Sequence[Window], qterms: S
     best window, each part's best one and the whole question's second, then each part's
     second and the whole question's third, up to policy.aspect_top rounds, then the rest
     as above."""
-    if not windows:
-        return []
+    if not windows:  # the question's words are nowhere: its parts' windows alone
+        return list(dict.fromkeys(w for ws in aspects for w in ws[:policy.aspect_top]))
     best = windows[0][4] or 1.0
     pool = [w for w in windows[:policy.cover_pool] if w[4] >= policy.cover_floor * best]
     seeds = [pool[0]]

@@ -10,7 +10,7 @@ from docchat.context.conversation import Conversation
 from docchat.context.packing import pack
 from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
-from docchat.context.retrieval import asks_structure, asks_whole, aspects
+from docchat.context.retrieval import asks_position, asks_structure, asks_whole, aspects
 from docchat.context.selection import Selection, covering, select, spread
 from docchat.context.turn_packing import pack_turn
 from ingest.document import Document
@@ -264,3 +264,37 @@ def test_the_parts_windows_come_on_top_of_the_whole_questions():
     sel = Selection([doc], [{}], ["topic"], counter, 10_000, policy)
     sel.take_windows(windows, parts)
     assert set(sel.chosen[0]) == {0, 3, 4}
+
+
+def _anthology() -> Document:
+    """A fortune file of poems: one section, no headings, every entry alike."""
+    poems = [f"《无题・其{k}》\n作者：诗人{k % 7}\n春风又绿江南岸，明月何时照我还。\n"
+             f"山高水长第{k}回，云深不知处。" for k in range(80)]
+    return _doc([("", poems)])
+
+
+def test_a_question_about_the_first_or_last_entries_gets_them():
+    """A collection's first poems share no word with the question ("which poems open the
+    collection?"): the search ranks them no higher than the other 78, and a small budget
+    showed none of them. Its opening (closing) windows go in as a part of the question."""
+    doc = _anthology()
+    first, last = ["《无题・其0》", "《无题・其1》"], ["《无题・其79》", "《无题・其78》"]
+    for question, wanted, unwanted in (
+            ("这本诗集最前面收的几首诗分别叫什么？", first, last[0]),
+            ("Which poems close the collection?", last, first[0])):
+        for p in (pack([doc], question, Chars(2600), max_new_tokens=100, embedder=None),
+                  pack_turn([doc], question, Chars(2600), Conversation(), max_new_tokens=100,
+                            embedder=None)):
+            assert all(w in p.text for w in wanted), question
+            assert unwanted not in p.text
+
+
+def test_asks_position_reads_first_and_last_entries_not_other_firsts():
+    assert asks_position("这本诗集最前面收的几首诗分别叫什么？") == "start"
+    assert asks_position("Which entry comes first?") == "start"
+    assert asks_position("What are the final three poems?") == "end"
+    assert asks_position("最后几首是谁写的？") == "end"
+    assert asks_position("How does the collection end?") == "end"
+    for other in ("What is the first argument of \\foo?", "What is the last step?",
+                  "如何把目录放在最前面？", "以分号结尾的命令有哪些？", "第一个参数是什么？"):
+        assert asks_position(other) == "", other
