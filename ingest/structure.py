@@ -27,7 +27,9 @@ class _Heading:
 
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})\.?[ \t]+(\S.*)$")
+# "2.3 Title", "2. Title", and in Chinese "2．标题" or "2、标题" (a full-width point or an
+# enumeration comma, no space).
+_NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})(?:\.?[ \t]+|[．、][ \t]*)(\S.*)$")
 _CHAPTER = re.compile(
     r"^(chapter|appendix|part)[ \t]+([0-9]{1,3}|[ivxlc]{1,6}|[a-z])\b[.:]?[ \t]*(.*)$",
     re.IGNORECASE,
@@ -41,7 +43,16 @@ _ZH_HEADINGS = (
 )
 _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
+# One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
+# paragraph indentation?": the chapter's question finished by each section) is part of the
+# title; more dots are a contents line's leaders.
+_CLOSING_ELLIPSIS = re.compile(r"\s*(?:\.\s?\.\s?\.|…)$")
+_OPENING_ELLIPSIS = re.compile(r"^(?:\.\s?\.\s?\.|…)\s*(?=\w)")
 _TRAILING_PAGE = re.compile(r"\s\d{1,4}$")
+# A title after a full-width point ("2．文献综述") is short and no sentence: "1．学位论文要求对
+# 实验原理……阐述，以便评阅人" is a list item's text.
+_ZH_CLAUSE = re.compile(r"[，。；]")
+_ZH_TITLE_CHARS = 30
 _SENTENCE_END = re.compile(r"[.,;。，；]$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
@@ -62,12 +73,20 @@ def _roman(numeral: str) -> int:
 
 
 def _title_ok(title: str, max_words: int = 12) -> bool:
-    first = title[0]
-    if not (first.isalpha() and not first.islower()) and first not in "\"'“(":
+    core = _CLOSING_ELLIPSIS.sub("", title)
+    opened = _OPENING_ELLIPSIS.match(core)
+    core = core[opened.end():] if opened else core
+    if not core:
         return False
-    if _LEADERS.search(title) or _TRAILING_PAGE.search(title) or _SENTENCE_END.search(title):
+    first = core[0]
+    if opened:  # ". . . prevent paragraph indentation?" finishes its chapter's "How do I . . ."
+        if not first.isalpha():
+            return False
+    elif not (first.isalpha() and not first.islower()) and first not in "\"'“(":
         return False
-    return len(title.split()) <= max_words
+    if _LEADERS.search(core) or _TRAILING_PAGE.search(core) or _SENTENCE_END.search(core):
+        return False
+    return len(core.split()) <= max_words
 
 
 def _plausible_next(prev: tuple[int, ...] | None, num: tuple[int, ...]) -> bool:
@@ -150,6 +169,16 @@ class _Numbering:
     indent: int = 0  # of the last numbered heading: a sibling or parent is not indented deeper
     base: float = 0.0  # added to a numbered heading's depth: 1 under a chapter whose own
     # sections number from 1 again ("Chapter 2. Getting Started" / "1. Core Concepts")
+    # After a table of contents found below numbered headings: their last number. The next
+    # heading either goes on from it or numbers from 1 again; a listing taken for contents
+    # (typeset pseudocode's "1 while ...", "2 if ...") makes no "2 This one is not" a heading.
+    resume: tuple[int, ...] | None = None
+
+    def plausible(self, num: tuple[int, ...]) -> bool:
+        """Whether a heading numbered num can come next."""
+        if self.num is None and self.resume is not None:
+            return _plausible_next(self.resume, num) or all(x <= 1 for x in num)
+        return _plausible_next(self.num, num)
 
 
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
@@ -172,7 +201,8 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if i in contents:
             if i + 1 not in contents:  # its last entry: the body numbers from 1 again
                 under = heads[-1] if heads and _CHAPTER.match(heads[-1].title) else None
-                seen = _Numbering(base=under.rank if under else 0.0)
+                seen = _Numbering(base=under.rank if under else 0.0,
+                                  resume=seen.num if seen.num is not None else seen.resume)
             continue
         if markdown and (m := _MD_ATX.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
@@ -232,6 +262,7 @@ def _repeated_numbered(lines: list[str], contents: set[int]) -> set[int]:
 # one indent of 2 to 8 columns; a line of its own (blank lines around it) less indented,
 # short, not a sentence and not a line the text repeats (a page header), is a heading.
 _BODY_SHARE = 0.6  # of the non-blank lines at the body's indent
+_BODY_MIN = 0.15  # of the non-blank lines at the least of a body's indents
 _OUTDENTED_MIN = 3  # such lines, for the rule to apply
 _OUTDENTED_WORDS = 14
 _NOT_TITLE_START = re.compile(r"^[*\-+•·|#>\[(<=_~0-9]")  # a number: the numbered rule's
@@ -256,7 +287,13 @@ def _outdented_lines(lines: list[str]) -> dict[int, int]:
         return {}
     body = max(counts, key=counts.get)
     if not 2 <= body <= 8 or counts[body] < _BODY_SHARE * total:
-        return {}
+        # Or the body is laid out at several indents (a list's names at 2, their fields at
+        # 6, wrapped values at 20): the least of them that holds _BODY_MIN of the lines, with
+        # _BODY_SHARE of all lines at it or deeper.
+        body = min((k for k in range(2, 9) if counts.get(k, 0) >= _BODY_MIN * total),
+                   default=0)
+        if not body or sum(c for k, c in counts.items() if k >= body) < _BODY_SHARE * total:
+            return {}
     repeated = {t for t, c in seen.items() if c >= 3}
     out = {k: body for k in range(len(lines)) if _outdented(lines, k, body, repeated)}
     return out if len(out) >= _OUTDENTED_MIN else {}
@@ -405,6 +442,9 @@ def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _He
     if len(line) <= 40 and not _SENTENCE_END.search(line):
         for pattern, rank in _ZH_HEADINGS:
             if pattern.match(line):
+                # Numbered headings below it ("（五）正文" / "1．绪论") number from 1 again, a
+                # level deeper, or go on from the last one ("6．……" / "（五）" / "7．……").
+                seen.num, seen.base, seen.resume = None, rank, seen.num or seen.resume
                 return _Heading(i, i + 1, rank, line)
     return None
 
@@ -418,7 +458,10 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
     num = tuple(int(x) for x in m.group(1).split("."))
     indent = len(raw) - len(raw.lstrip())
-    if (not _plausible_next(seen.num, num)
+    if line[m.end(1)] in "．、" and (len(m.group(2)) > _ZH_TITLE_CHARS
+                                    or _ZH_CLAUSE.search(m.group(2))):
+        return None
+    if (not seen.plausible(num)
             or (seen.num and len(num) <= len(seen.num) and indent > seen.indent + 1)
             or _continues_above(lines[i - 1] if i else "", raw, wrap)
             or _breaks_numbering(lines, i, seen.num, num)):

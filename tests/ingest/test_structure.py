@@ -466,3 +466,90 @@ def test_numbered_listing_lines_are_not_headings():
     assert [s.heading_path for s in secs] == [
         ("1 Introduction",), ("2 Overview",), ("3 Boxes and floats",)]
     assert "1 Eeny" in secs[1].text and "11 Anyway" in secs[2].text
+
+
+def test_a_listing_taken_for_contents_does_not_restart_the_numbering():
+    """Typeset pseudocode ("1 while ...", "2 if ...", printed again later) looks like a table
+    of contents, after which numbering may start again from 1. In pseudo's manual that let a
+    listing's "2 This one is not" become a chapter, and "6 Implementation" after it broke the
+    numbering and was lost with all its sections. After such a block the next heading goes
+    on from the last one, or starts again at 1."""
+    code = "1 while a is not b\n2 if a > b\n3 a = a - b\n4 else b = b - a\n5 return a\n"
+    prose = "The package typesets pseudocode the way textbooks print it, line by line.\n"
+    p = pages("1 Introduction\n" + prose * 3, "2 Overview\n" + prose * 3,
+              "3 Boxes and floats\n" + prose * 3,
+              "4 Reference\n4.1 Line structure\nEuclid, typeset:\n" + code
+              + "Lines run on:\n\n2 This one is not\nSo much for that.",
+              "5 Implementation\n5.1 Variable declarations\nEuclid again:\n" + code + "Done.")
+    secs = build_sections(p)
+    assert [s.heading_path[-1] for s in secs] == [
+        "1 Introduction", "2 Overview", "3 Boxes and floats", "4 Reference",
+        "4.1 Line structure", "5 Implementation", "5.1 Variable declarations"]
+    assert "2 This one is not" in secs[4].text
+
+
+def test_a_table_of_contents_below_a_heading_lets_the_body_number_from_one_again():
+    p = pages("1 About this manual\nRead it in order.\n\nContents\n1 Getting started\n"
+              "2 Usage\n3 Reference\n\n1 Getting started\nInstall it first.",
+              "2 Usage\nCall it.\n3 Reference\nAll keys.")
+    secs = build_sections(p)
+    assert [s.heading_path[-1] for s in secs] == [
+        "1 About this manual", "1 Getting started", "2 Usage", "3 Reference"]
+
+
+def test_an_ellipsis_belongs_to_the_title():
+    """pseudo's FAQ chapter is "5 But how do I . . ." and each of its sections finishes the
+    question: "5.1 . . . prevent paragraph indentation after pseudo?". Dots as leaders (more
+    than one ellipsis, or a page number after them) still mark a contents line."""
+    p = pages("4 Reference\nAll keys.",
+              "5 But how do I . . .\nSome things are not built in.\n"
+              "5.1 . . . prevent paragraph indentation after pseudo?\nLeave out the blank line.\n"
+              "5.2 . . . use tabularx?\nLoad it first.",
+              "6 Implementation\nWe begin.\n6.1 Notes . . . . . . . . 12\nText.")
+    secs = build_sections(p)
+    assert [s.heading_path[-1] for s in secs] == [
+        "4 Reference", "5 But how do I . . .",
+        "5.1 . . . prevent paragraph indentation after pseudo?", "5.2 . . . use tabularx?",
+        "6 Implementation"]
+
+
+def test_outdented_group_titles_over_a_body_laid_out_at_several_indents():
+    """The Debian mailing-list introduction: group titles at column 0 over list names at 2,
+    their fields at 6 and wrapped values at 20. No single indent holds most lines, but all
+    but the titles are indented."""
+    def entry(name: str) -> str:
+        return (f"  {name}@lists.example.org\n\n      Description : Support for users of {name}.\n"
+                "                    (High-volume mailing list.)\n"
+                "      Moderated   : no\n      Subscription: open\n\n")
+    text = ("User lists\n\n" + "".join(entry(n) for n in ("alpha", "beta", "gamma"))
+            + "Development lists\n\n  Lists where developers talk.\n\n"
+            + "".join(entry(n) for n in ("delta", "epsilon"))
+            + "Lists hosted for other projects\n\n" + entry("zeta"))
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs] == [
+        ("User lists",), ("Development lists",), ("Lists hosted for other projects",)]
+
+
+def test_chinese_numbered_headings_with_a_full_width_point_nest_under_their_heading():
+    """A Chinese regulation numbers the parts of "（五）正文" as "1．绪论(前言)", "2．文献综述"
+    (a full-width point, no space): they were body text, and a later "7 结论" became a
+    chapter above everything after it. They are headings a level below the heading they
+    follow, numbering from 1 again there; a numbered sentence (a comma or a full stop in
+    it) stays text."""
+    p = pages("一、学位论文的一般格式\n（五）正文\n正文是学位论文的主体。\n"
+              "1．绪论(前言)\n本研究课题国内外已有的重要文献的扼要概括。\n"
+              "2．文献综述\n在查阅国内外文献的基础上，综述前人工作情况。\n"
+              "3．实验原理、方法，装置和步骤都要有较详细的阐述\n以便评阅人审核。\n"
+              "4 结论\n结论是最终的总体的结论。",
+              "（六）致谢\n对给予指导的老师表示感谢。\n（七）参考文献\n"
+              "1．著录标准\n按照国家标准著录。")
+    secs = build_sections(p)
+    assert [s.heading_path for s in secs] == [
+        ("一、学位论文的一般格式",),
+        ("一、学位论文的一般格式", "（五）正文"),
+        ("一、学位论文的一般格式", "（五）正文", "1．绪论(前言)"),
+        ("一、学位论文的一般格式", "（五）正文", "2．文献综述"),
+        ("一、学位论文的一般格式", "（五）正文", "4 结论"),
+        ("一、学位论文的一般格式", "（六）致谢"),
+        ("一、学位论文的一般格式", "（七）参考文献"),
+        ("一、学位论文的一般格式", "（七）参考文献", "1．著录标准")]
