@@ -42,6 +42,13 @@ _ZH_HEADINGS = (
     (re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]"), 3.5),
 )
 _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
+# AsciiDoc section titles ("== Exploring Git history", "==== update script ===="), in a plain
+# text that has at least _ADOC_MIN of them; the title keeps its marks, as the text prints it.
+# Such a text's two-line titles have an underline as long as the title (2 characters either
+# way): a listing's 48-dash delimiter under its first code line is none.
+_ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+(\S.*?)(?:[ \t]+=+)?[ \t]*$")
+_ADOC_MIN = 3
+_ADOC_UNDERLINE_SLACK = 2
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
 # paragraph indentation?": the chapter's question finished by each section) is part of the
@@ -184,10 +191,12 @@ class _Numbering:
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     heads: list[_Heading] = []
     wrap = _text_width(lines)
-    setext_ranks: dict[str, int] = {"=": 1, "-": 2} if markdown else {}
     seen = _Numbering()
     in_fence = False
     n = len(lines)
+    adoc = not markdown and sum(1 for line in lines if _ADOC_TITLE.match(line)) >= _ADOC_MIN
+    setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
+                                    dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
     outdented = set() if markdown else _outdented_lines(lines)
     repeated = set() if markdown else _repeated_numbered(lines, contents)
@@ -207,16 +216,20 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if markdown and (m := _MD_ATX.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
             continue
+        if adoc and (m := _ADOC_TITLE.match(raw)):
+            heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
+            continue
         nxt = lines[i + 1] if i + 1 < n else ""
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
                 and (i == 0 or not lines[i - 1].strip() or markdown) \
-                and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+":
+                and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+" \
+                and (not adoc or abs(len(nxt.strip()) - len(line)) <= _ADOC_UNDERLINE_SLACK):
             rank = setext_ranks.setdefault(m.group(1), len(setext_ranks) + 1)
             if num := _NUMBERED.match(line):
                 seen.num = tuple(int(x) for x in num.group(1).split("."))
             heads.append(_Heading(i, i + 2, float(rank), line))
             continue
-        if markdown:
+        if markdown or adoc:  # headings marked up: no guessing from numbers and indents
             continue
         if _CANDIDATE_START.match(line) and i not in repeated \
                 and (head := _plain_heading(lines, i, wrap, seen)):

@@ -553,3 +553,25 @@ def test_chinese_numbered_headings_with_a_full_width_point_nest_under_their_head
         ("一、学位论文的一般格式", "（六）致谢"),
         ("一、学位论文的一般格式", "（七）参考文献"),
         ("一、学位论文的一般格式", "（七）参考文献", "1．著录标准")]
+
+
+def test_asciidoc_titles_are_headings_and_listing_delimiters_are_not_underlines():
+    """Git's user manual is AsciiDoc as a .txt: "== Exploring Git history" and "=== How to
+    merge" were body text, while a code line above a listing's 48-dash delimiter became a
+    chapter (as a two-line title) and a numbered line of a list another. The marked-up titles
+    are the headings (their level from the marks); nothing is guessed from numbers."""
+    dashes = "-" * 48
+    text = ("= Git User Manual\n\nGit is a fast distributed revision control system.\n\n"
+            "[[introduction]]\n== Introduction\n\nThis manual is designed to be readable.\n\n"
+            f"{dashes}\n$ git clone git://git.kernel.org/pub/scm/git/git.git\n{dashes}\n\n"
+            "== Exploring Git history\n\nGit stores compressed snapshots.\n\n"
+            "=== How to merge\n\nYou can rejoin two diverging branches.\n\n"
+            f"\tif (mkdir(\".git\", 0755) < 0) {{\n{dashes}\n\n"
+            "1. The index contains all the information necessary to generate a tree\n\n"
+            "==== update script ====\n\nThe script updates a branch.\n")
+    secs = build_sections(pages(text))
+    assert [s.heading_path[-1] for s in secs] == [
+        "= Git User Manual", "== Introduction", "== Exploring Git history", "=== How to merge",
+        "==== update script ===="]
+    assert secs[3].heading_path == ("= Git User Manual", "== Exploring Git history",
+                                    "=== How to merge")
