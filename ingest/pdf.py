@@ -115,12 +115,25 @@ def _is_ocr_layer(page: pdfium.PdfPage) -> bool:
     return False
 
 
+# TeX's quote ligatures left in a bookmark by hyperref ("2 Old ``solutions''"): the page
+# prints them as curly quotes, and the outline, the headings and questions go by the page.
+_TEX_QUOTES = (("``", "\u201c"), ("''", "\u201d"))
+
+
+def _tex_quotes(title: str) -> str:
+    if "``" not in title:
+        return title
+    for tex, printed in _TEX_QUOTES:
+        title = title.replace(tex, printed)
+    return title
+
+
 def _outline(pdf: pdfium.PdfDocument, n_pages: int) -> list[OutlineEntry]:
     entries: list[OutlineEntry] = []
     for mark in pdf.get_toc(max_depth=8):
         dest = mark.get_dest()
         index = dest.get_index() if dest is not None else None
-        title = " ".join(mark.get_title().split())
+        title = _tex_quotes(" ".join(mark.get_title().split()))
         if index is None or not 0 <= index < n_pages or not title:
             continue
         entries.append(OutlineEntry(title=title, level=mark.level + 1, page=index + 1))

@@ -8,6 +8,7 @@ import pytest
 
 import ingest
 from docchat.errors import DocumentError, PasswordRequired
+from ingest import pdf as pdf_module
 from ingest.pdf import extract_pages
 
 DATA = Path(__file__).parent.parent / "data"
@@ -53,6 +54,32 @@ def test_outline_entries():
     raw = extract_pages(DATA / "headers.pdf")
     assert [(e.title, e.level, e.page) for e in raw.outline] == [("Introduction", 1, 3),
                                                                  ("Installation", 1, 5)]
+
+
+class _Mark:
+    def __init__(self, title: str, level: int, index: int) -> None:
+        self.title, self.level, self.index = title, level, index
+
+    def get_title(self) -> str:
+        return self.title
+
+    def get_dest(self):
+        mark = self
+
+        class Dest:
+            def get_index(self) -> int:
+                return mark.index
+        return Dest()
+
+
+def test_bookmark_titles_get_the_printed_quotes():
+    """hyperref leaves TeX's quote ligatures in bookmarks ("2 Old ``solutions''"); the page
+    prints curly quotes, and so do the outline and the headings now."""
+    class Pdf:
+        def get_toc(self, max_depth: int):
+            return [_Mark("2 Old ``solutions''", 0, 1), _Mark("2.1 It's plain", 1, 1)]
+    assert [(e.title, e.level, e.page) for e in pdf_module._outline(Pdf(), 3)] == [
+        ("2 Old \u201csolutions\u201d", 1, 2), ("2.1 It's plain", 2, 2)]
 
 
 def test_broken_pdf():
