@@ -46,8 +46,8 @@ _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
 # text that has at least _ADOC_MIN of them; the title keeps its marks, as the text prints it.
 # Such a text's two-line titles have an underline as long as the title (2 characters either
 # way): a listing's 48-dash delimiter under its first code line is none.
-_ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+(\S.*?)(?:[ \t]+=+)?[ \t]*$")
-_ADOC_MIN = 3
+_ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+((?:[^\W_]|[\"“`']).*?)(?:[ \t]+=+)?[ \t]*$")
+_ADOC_MIN = 3  # of them at level 1 or deeper ("== ..."): one "=" starts a formula's line too
 _ADOC_UNDERLINE_SLACK = 2
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
@@ -194,7 +194,8 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     seen = _Numbering()
     in_fence = False
     n = len(lines)
-    adoc = not markdown and sum(1 for line in lines if _ADOC_TITLE.match(line)) >= _ADOC_MIN
+    adoc = not markdown and sum(1 for line in lines if line.startswith("==")
+                                and _ADOC_TITLE.match(line)) >= _ADOC_MIN
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
