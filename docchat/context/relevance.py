@@ -133,12 +133,13 @@ POSITION_WINDOWS = 3
 def position_windows(documents: Sequence[Document], keys: Sequence[object], where: str,
                      count: int = POSITION_WINDOWS) -> dict[tuple[object, int, int, int], float]:
     """The first (where="start") or last count windows of each document, as window scores
-    (a part of the question of its own, see Relevance.aspects), in the document's order."""
+    (a part of the question of its own, see Relevance.aspects), the one nearest the edge
+    best."""
     out: dict[tuple[object, int, int, int], float] = {}
     for doc, key in zip(documents, keys):
         spans = [(s.index, first, last) for s in doc.sections
                  for first, last in section_windows(s)]
-        chosen = spans[:count] if where == "start" else spans[-count:]
+        chosen = spans[:count] if where == "start" else spans[::-1][:count]
         for k, (idx, first, last) in enumerate(chosen):
             out[(key, idx, first, last)] = 1.0 - k / (count + 1)
     return out
