@@ -52,6 +52,11 @@ class PackingPolicy:
     min_partial: int = 48
     # Tokens: filling a document stops when less than this is left (no section fits).
     min_room: int = 8
+    # A document none of whose passages matched (no word of the question in it, as "Who
+    # wrote them?" in a fortune file) gets its opening, as much as fits, when its first
+    # section does not go in whole: before, such a prompt held no excerpt at all. (Not in a
+    # conversation whose window shows the document already.)
+    opening_when_unmatched: bool = True
     # Filling a document from its start gives up after this many sections that do not fit:
     # past that the remaining room is too small for any, and trying all of a 1,158-page
     # manual's sections costs milliseconds for nothing.

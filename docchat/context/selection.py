@@ -229,7 +229,8 @@ class Selection:
     def fill(self, i: int, cap: float) -> None:
         """Document i's queue within cap tokens: hits whole (or their best blocks when they
         do not fit, a chosen window kept), neighbours whole, then sections from the start
-        (giving up after policy.max_misses that do not fit)."""
+        (giving up after policy.max_misses that do not fit; the first in part when nothing of
+        the document is in, policy.opening_when_unmatched)."""
         spent, misses, policy = 0.0, 0, self.policy
         d = self.documents[i]
         for kind, p in self.queues[i]:
@@ -250,6 +251,15 @@ class Selection:
                         i, p, set(range(w[2], w[3] + 1)), room, passage.rank)
                     passage = grown or self._grown(i, p, set(), room, passage.rank)
                     if passage is None:
+                        continue
+                elif (kind == START and policy.opening_when_unmatched and not self.chosen[i]
+                      and not any(k[0] == i for k in self.present)
+                      and room >= policy.min_partial):  # its opening, not nothing
+                    section = d.sections[p]
+                    opening = [float(len(section.blocks) - k) for k in range(len(section.blocks))]
+                    passage = Passage.partial(d, section, opening, int(room), self.counter, rank)
+                    if passage is None:
+                        misses += 1
                         continue
                 else:
                     misses += kind == START

@@ -298,3 +298,14 @@ def test_asks_position_reads_first_and_last_entries_not_other_firsts():
     for other in ("What is the first argument of \\foo?", "What is the last step?",
                   "如何把目录放在最前面？", "以分号结尾的命令有哪些？", "第一个参数是什么？"):
         assert asks_position(other) == "", other
+
+
+def test_a_question_that_matches_nothing_still_gets_the_documents_opening():
+    """No word of "Who wrote them?" is in a one-section collection too long to go in whole:
+    nothing matched, and the prompt held no excerpt at all. The document's opening, as much
+    as fits, is better than nothing to answer from."""
+    doc = _anthology()
+    for p in (pack([doc], "Who wrote them?", Chars(2600), max_new_tokens=100, embedder=None),
+              pack_turn([doc], "Who wrote them?", Chars(2600), Conversation(),
+                        max_new_tokens=100, embedder=None)):
+        assert "《无题・其0》" in p.text and "作者：诗人0" in p.text
