@@ -46,9 +46,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # and retired to tuning the same way, once blind17.json, the seventeenth set, had been
 # written to follow it. blind18.json, the eighteenth set, was written on 2026-12-05 to follow
 # blind17, which was then run once and retired to tuning the same way. blind19.json, the
-# nineteenth set, was written on 2026-12-05 to follow blind18.
-RULES: dict = {"blind18.json": (20261218, {"blind": 1.0}),
-               "blind19.json": (20261219, {"blind": 1.0})}
+# nineteenth set, was written on 2026-12-05 to follow blind18, which was then run once and
+# retired to tuning the same way.
+RULES: dict = {"blind19.json": (20261219, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
