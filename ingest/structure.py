@@ -176,9 +176,10 @@ class _Numbering:
     indent: int = 0  # of the last numbered heading: a sibling or parent is not indented deeper
     base: float = 0.0  # added to a numbered heading's depth: 1 under a chapter whose own
     # sections number from 1 again ("Chapter 2. Getting Started" / "1. Core Concepts")
-    # After a table of contents found below numbered headings: their last number. The next
-    # heading either goes on from it or numbers from 1 again; a listing taken for contents
-    # (typeset pseudocode's "1 while ...", "2 if ...") makes no "2 This one is not" a heading.
+    # After a table of contents found below numbered headings, or a Chinese heading ("（五）正文"):
+    # their last number. The next heading either goes on from it or numbers from 1 again; a
+    # listing taken for contents (typeset pseudocode's "1 while ...", "2 if ...") makes no
+    # "2 This one is not" a heading.
     resume: tuple[int, ...] | None = None
 
     def plausible(self, num: tuple[int, ...]) -> bool:
