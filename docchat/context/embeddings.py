@@ -59,6 +59,11 @@ def _window_units(doc: Document) -> list[tuple[int, int, int]]:
 _WINDOWS: DocumentCache[list] = DocumentCache(16, equal=False)
 
 
+def window_units(doc: Document) -> list[tuple[int, int, int]]:
+    """(section index, first block, last block) of every window of doc, in order (cached)."""
+    return _WINDOWS.get(doc, _window_units)
+
+
 class EmbeddingStore(Protocol):
     def get_embeddings(self, sha256: str, model: str) -> bytes | None: ...
 
@@ -388,7 +393,7 @@ class Embedder:
         if kind == "sections":
             return [s.index for s in doc.sections]
         if kind == "windows":
-            return _WINDOWS.get(doc, _window_units)
+            return window_units(doc)
         return list(outline.parts_of(doc))
 
     def texts(self, doc: Document, kind: str = "sections") -> list[str]:

@@ -25,7 +25,6 @@ from docchat.context.retrieval import (
     doc_key,
     fused_scores,
     index_terms,
-    section_windows,
     window_scores,
     without_structure_words,
 )
@@ -137,9 +136,8 @@ def position_windows(documents: Sequence[Document], keys: Sequence[object], wher
     best."""
     out: dict[tuple[object, int, int, int], float] = {}
     for doc, key in zip(documents, keys):
-        spans = [(s.index, first, last) for s in doc.sections
-                 for first, last in section_windows(s)]
-        chosen = spans[:count] if where == "start" else spans[::-1][:count]
+        spans = embeddings.window_units(doc)
+        chosen = spans[:count] if where == "start" else spans[-count:][::-1]
         for k, (idx, first, last) in enumerate(chosen):
             out[(key, idx, first, last)] = 1.0 - k / (count + 1)
     return out
