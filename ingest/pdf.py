@@ -128,6 +128,56 @@ def _tex_quotes(title: str) -> str:
     return title
 
 
+# TeX's math-symbol fonts (Computer Modern's CMSY, Latin Modern's LMSY / LMMathSymbols) hold
+# the angle brackets of a metavariable ("\\newbool{<name>}", LaTeX's \\meta) at the codes of
+# "h" and "i". Embedded without a Unicode map, as many TeX manuals are, they are read as those
+# letters: "\\newbool{hnamei}". A symbol font has no lower-case letters, so an "h" or "i" set in
+# one is the bracket the page prints.
+_MATH_SYMBOLS = re.compile(rb"(?:^|\+)(?:CMSY|LMSY|LMMathSymbols)", re.I)
+# A closing bracket read as "i" ends the metavariable's name ("hnamei}", "hnum1i-", "hitem,
+# ...i"), and few English words end in "i": only those are looked up, so pages without the
+# font cost almost nothing (a name run into the next word, "hindexith", is left as it is).
+_CLOSING_I = re.compile(r"(?<=[A-Za-z0-9.)])i(?![A-Za-z])")
+_ANGLES = {"h": "\u27e8", "i": "\u27e9"}
+_ANGLE_REACH = 80  # characters from an opening bracket to its closing one, at most
+
+
+def _in_symbol_font(textpage: pdfium.PdfTextPage, k: int, ch: str, name: ctypes.Array,
+                    flags: ctypes.c_int) -> bool:
+    """True when character k of the page is ch (the text's offsets are the character
+    indexes on most pages, not all: both are checked) set in a math-symbol font."""
+    if pdfium_c.FPDFText_GetUnicode(textpage.raw, k) != ord(ch):
+        return False
+    pdfium_c.FPDFText_GetFontInfo(textpage.raw, k, name, len(name), ctypes.byref(flags))
+    return _MATH_SYMBOLS.search(name.value) is not None
+
+
+def tex_angle_brackets(textpage: pdfium.PdfTextPage, text: str) -> str:
+    """text (textpage.get_text_range()) with the angle brackets a TeX symbol font left as
+    "h" and "i" restored ("hnamei" -> "\u27e8name\u27e9"); the same length, so the character
+    offsets hold. Each "i" that may close a name is looked up, and for one in a symbol font,
+    the nearest "h" before it in one (within _ANGLE_REACH characters: a long name may wrap
+    to the next line)."""
+    name, flags = ctypes.create_string_buffer(128), ctypes.c_int(0)
+    out: list[str] | None = None
+    opened = -1  # the last opening bracket restored: a closing one is looked for after it
+    for m in _CLOSING_I.finditer(text):
+        j = m.start()
+        if not _in_symbol_font(textpage, j, "i", name, flags):
+            continue
+        lo = max(opened + 1, j - _ANGLE_REACH)
+        k = text.rfind("h", lo, j)
+        while k >= 0 and not _in_symbol_font(textpage, k, "h", name, flags):
+            k = text.rfind("h", lo, k)
+        if k < 0:
+            continue
+        if out is None:
+            out = list(text)
+        out[k], out[j] = _ANGLES["h"], _ANGLES["i"]
+        opened = j
+    return text if out is None else "".join(out)
+
+
 def _outline(pdf: pdfium.PdfDocument, n_pages: int) -> list[OutlineEntry]:
     entries: list[OutlineEntry] = []
     for mark in pdf.get_toc(max_depth=8):
@@ -263,7 +313,7 @@ def _read_page(pdf: pdfium.PdfDocument, i: int) -> _Row:
         if text is None:
             textpage = page.get_textpage()
             try:
-                text = textpage.get_text_range()
+                text = tex_angle_brackets(textpage, textpage.get_text_range())
                 # Geometry only for pages that may need it: code first (it edits by char index).
                 if needs_code(text):
                     text = indent_code(textpage, text)

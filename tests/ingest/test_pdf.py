@@ -82,6 +82,42 @@ def test_bookmark_titles_get_the_printed_quotes():
         ("2 Old \u201csolutions\u201d", 1, 2), ("2.1 It's plain", 2, 2)]
 
 
+def _two_font_pdf(path: Path, runs: list[tuple[str, str]]) -> None:
+    """A one-page PDF whose line is runs of (font, text): F1 Helvetica, F2 TeX's CMSY10 as
+    many TeX manuals embed it, without a Unicode map (not embedded here: the same codes)."""
+    shown = " ".join(f"/{font} 10 Tf ({text}) Tj" for font, text in runs)
+    content = f"BT 1 0 0 1 72 700 Tm {shown} ET".encode("latin-1")
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /CMSY10 >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for i, body in enumerate(objs, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objs) + 1, xref)
+    path.write_bytes(bytes(out))
+
+
+def test_tex_angle_brackets_from_a_symbol_font(tmp_path):
+    """A TeX manual's metavariables ("\\newbool{<name>}") are set with the angle brackets of
+    the math-symbol font, whose codes are those of "h" and "i": without a Unicode map they
+    were read as "\\newbool{hnamei}". Letters in the text font stay letters."""
+    path = tmp_path / "meta.pdf"
+    _two_font_pdf(path, [("F1", "Use \\\\newbool{"), ("F2", "h"), ("F1", "name"), ("F2", "i"),
+                         ("F1", "} or \\\\pretoh"), ("F2", "h"), ("F1", "hook"), ("F2", "i"),
+                         ("F1", " with hi his chi multi.")])
+    text = extract_pages(path).pages[0]
+    assert "\\newbool{\u27e8name\u27e9} or \\pretoh\u27e8hook\u27e9 with hi his chi multi." in text
+
+
 def test_broken_pdf():
     with pytest.raises(DocumentError, match="not a readable PDF"):
         ingest.load_document(DATA / "invalid.pdf")
