@@ -182,6 +182,10 @@ class _Numbering:
     # "2 This one is not" a heading.
     resume: tuple[int, ...] | None = None
 
+    def last(self) -> tuple[int, ...] | None:
+        """The last number seen: the last numbered heading's, else the one resumed from."""
+        return self.num if self.num is not None else self.resume
+
     def plausible(self, num: tuple[int, ...]) -> bool:
         """Whether a heading numbered num can come next."""
         if self.num is None and self.resume is not None:
@@ -213,7 +217,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             if i + 1 not in contents:  # its last entry: the body numbers from 1 again
                 under = heads[-1] if heads and _CHAPTER.match(heads[-1].title) else None
                 seen = _Numbering(base=under.rank if under else 0.0,
-                                  resume=seen.num if seen.num is not None else seen.resume)
+                                  resume=seen.last())
             continue
         if markdown and (m := _MD_ATX.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
@@ -459,7 +463,7 @@ def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _He
             if pattern.match(line):
                 # Numbered headings below it ("（五）正文" / "1．绪论") number from 1 again, a
                 # level deeper, or go on from the last one ("6．……" / "（五）" / "7．……").
-                seen.num, seen.base, seen.resume = None, rank, seen.num or seen.resume
+                seen.num, seen.base, seen.resume = None, rank, seen.last()
                 return _Heading(i, i + 1, rank, line)
     return None
 
