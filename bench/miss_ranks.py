@@ -65,16 +65,19 @@ def tuning_sets(only: str = "", cache: str = ""):
     paths), refusing to go on if a blind set is among TUNING_QUESTIONS. only: the set names
     to keep (comma-separated, e.g. "blind8,blind9"; "": all); cache: bench/packing.py's
     --cache folder ("": its default)."""
-    sys.argv = [sys.argv[0], "--sets", "tuning,test,fresh,old", "--methods", "docchat",
+    wanted = set(only.split(",")) if only else set()
+    builtin = [s for s in ("tuning", "test", "fresh", "old") if not wanted or s in wanted]
+    # Only the sets kept are loaded, so only their documents are fetched and ingested.
+    files = [q for q in TUNING_QUESTIONS if not wanted or Path(q).stem in wanted]
+    sys.argv = [sys.argv[0], "--sets", ",".join(builtin), "--methods", "docchat",
                 "--followups", "append", "--no-timing"] + [
-        a for q in TUNING_QUESTIONS for a in ("--questions", q)] + (
+        a for q in files for a in ("--questions", q)] + (
         ["--cache", cache] if cache else [])
     args = bp.parse_args()
     if any(bp.blind(Path(q).stem) for q in TUNING_QUESTIONS):
         raise SystemExit("a blind set is in the list: its questions are not looked at")
     lib = bp.Library(Path(args.cache))
-    items, paths = bp.load_sets(args, ["tuning", "test", "fresh", "old"],
-                                bp.EvalDir(args.eval_dir))
+    items, paths = bp.load_sets(args, builtin, bp.EvalDir(args.eval_dir))
     if only:
         items = [it for it in items if it.set in only.split(",")]
     return args, lib, items, paths
@@ -84,6 +87,18 @@ def window_rank(windows, at: tuple[int, int, int]) -> int | None:
     di, p, b = at
     return next((k for k, w in enumerate(windows)
                  if w[0] == di and w[1] == p and (b < 0 or w[2] <= b <= w[3])), None)
+
+
+def packed_blocks(out, at: tuple[int, int, int]) -> str:
+    """How the section holding a missing string went in: "-" (not at all), "whole", or
+    "shown/all" blocks."""
+    di, p, _ = at
+    for passage in out[di]:
+        if passage.section.index == p:
+            if passage.blocks is None:
+                return "whole"
+            return f"{len(passage.blocks)}/{len(passage.section.blocks)}"
+    return "-"
 
 
 def main() -> None:
@@ -104,7 +119,8 @@ def main() -> None:
     spy = Spy()
     selection.select = spy
     totals = {"questions": 0, "missed_questions": 0, "missed_strings": 0,
-              "in_no_window_ranking": 0, "in_no_section_ranking": 0}
+              "in_no_window_ranking": 0, "in_no_section_ranking": 0,
+              "section_in_part": 0}
     for it in items:
         docs = [lib.get(paths[(it.set, k)]) for k in it.docs]
         for budget in (int(b) for b in own.budgets.split(",")):
@@ -132,18 +148,23 @@ def main() -> None:
                     totals["in_no_window_ranking"] += 1
                 if section is None:
                     totals["in_no_section_ranking"] += 1
+                shown = packed_blocks(seen["out"], at)
+                if shown not in ("-", "whole"):
+                    totals["section_in_part"] += 1
                 if own.verbose:
                     print(f"{it.set} {budget} {it.id} [{it.kind}] {ev[:50]!r}: section "
                           f"{section if section is not None else '-'}, window "
                           f"{win if win is not None else '-'}, parts {parts}, meaning "
-                          f"{meant if meant is not None else '-'}", file=sys.stderr)
+                          f"{meant if meant is not None else '-'}, packed {shown}", file=sys.stderr)
     if own.json:
         print(json.dumps({"kinds": sorted(kinds), "budgets": own.budgets, **totals}))
         return
-    print("| questions | missed | strings missed | in no window ranking | in no section ranking |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| questions | missed | strings missed | in no window ranking | in no section ranking"
+          " | their section in part |")
+    print("|---:|---:|---:|---:|---:|---:|")
     print(f"| {totals['questions']} | {totals['missed_questions']} | {totals['missed_strings']}"
-          f" | {totals['in_no_window_ranking']} | {totals['in_no_section_ranking']} |")
+          f" | {totals['in_no_window_ranking']} | {totals['in_no_section_ranking']}"
+          f" | {totals['section_in_part']} |")
 
 
 if __name__ == "__main__":

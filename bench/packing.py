@@ -372,6 +372,9 @@ def fixed_tokens(counter, item: Item) -> int:
 
 
 PACK_PARAMS = set(inspect.signature(pack).parameters)
+# --policy: the PackingPolicy fields changed for this run (docchat's packs get the changed
+# policy), so that a setting is measured against the default in the same way.
+POLICY_CHANGES: dict = {}
 APP_WINDOW = 8192  # the llama.cpp backend's default context window (Settings.n_ctx)
 
 
@@ -390,6 +393,11 @@ def docchat_pack(docs, item: Item, budget: int, counter, store, dense: bool = Tr
         kwargs["store"] = store
     if not dense:
         kwargs["embedder"] = None
+    if POLICY_CHANGES:
+        from dataclasses import replace
+
+        from docchat.context.policy import POLICY
+        kwargs["policy"] = replace(POLICY, **POLICY_CHANGES)
     users = [k for k, m in enumerate(item.history) if m.role == "user"]
     if previous == "append":
         return append_pack(docs, item, budget, counter, kwargs, users)
@@ -512,6 +520,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--window-tokens", type=int, default=0,
                     help="MiniLM reads this many wordpieces of each window (default: "
                          "embeddings.WINDOW_TOKENS); vectors are stored per setting")
+    ap.add_argument("--policy", default="", metavar="FIELD=VALUE,...",
+                    help="docchat packs with these PackingPolicy fields changed (e.g. "
+                         "meaning_block_weight=0): a setting measured against the default")
     ap.add_argument("--followups", choices=("app", "append", "plain"), default="app",
                     help="app: a follow-up gets the previous question's passages as the app "
                          "passes them (previous_passages); append: every question packed as "
@@ -709,7 +720,7 @@ def summarize(res: Results, items: list[Item], sets: list[str], methods: list[st
     summary = {
         "counter": counter_name, "budgets": budgets, "methods": methods, "max_new_tokens": MAX_NEW,
         "followups": args.followups, "embedder": args.embedder,
-        "window_tokens": _window_tokens(),
+        "window_tokens": _window_tokens(), "policy_changes": POLICY_CHANGES,
         "git": git_state(), "load_average": round(os.getloadavg()[0], 1),
         "document_load_s": round(load_s, 1), "ingest_s": round(lib.ingest_s, 1),
         "sets": {}, "pack_ms": {str(b): {"median": round(statistics.median(v), 1),
@@ -799,6 +810,21 @@ def pooled_table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def policy_changes(text: str) -> dict:
+    """--policy's "field=value,..." as PackingPolicy fields of their own types."""
+    from docchat.context.policy import PackingPolicy
+
+    fields = PackingPolicy.__dataclass_fields__
+    out: dict = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, _, value = item.partition("=")
+        if name not in fields or not value:
+            raise SystemExit(f"--policy: {item!r} is not FIELD=VALUE of a PackingPolicy field")
+        kind = type(fields[name].default)
+        out[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+    return out
+
+
 def main() -> None:
     args = parse_args()
     if args.pooled:
@@ -808,6 +834,7 @@ def main() -> None:
     embeddings.configure(argparse.Namespace(embedder=args.embedder))
     if args.window_tokens:  # a setting tried: MINILM is the model every embedder shares
         object.__setattr__(embeddings.MINILM, "window_tokens", args.window_tokens)
+    POLICY_CHANGES.update(policy_changes(args.policy))
     budgets = [int(b) for b in args.budgets.split(",")]
     methods = [m for m in args.methods.split(",") if m]
     unknown = set(methods) - set(ALL_METHODS)

@@ -94,6 +94,13 @@ class PackingPolicy:
     # unchanged (its evidence budget is below it).
     meant_top: int = 2
     meant_from: int = 2500
+    # A section that goes in partly shows its best blocks by the question's words and, where
+    # the blocks' cosines are known, by meaning: its best block by meaning gains this share
+    # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,
+    # 18 and 19 (1,574 questions) at 2k / 4k / 8k: 0 (words alone) 993 / 1249 / 1397,
+    # 1.0 1002 / 1249 / 1399 (paraphrase 165 -> 170 at 2k), 3.0 996 / 1252 / 1398
+    # (bench/README.md, "Blocks by meaning in a section that goes in partly").
+    meaning_block_weight: float = 1.0
     # The windows are taken in the order that covers the question's words
     # (selection.covering): of the cover_pool best, those at least cover_floor of the best
     # one's score, each valued at its score times (cover_base + the share of the words'

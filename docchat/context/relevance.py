@@ -63,6 +63,10 @@ class Relevance:
     # The question's best windows by meaning alone (cosine; MEANT_TOP of them per model):
     # where the budget has room, they go in after the best fused windows (select(meant=)).
     meant: dict = field(default_factory=dict)
+    # Every scored window's cosine to the question (the better of the models that scored
+    # it): which blocks of a section that goes in partly mean what the question asks
+    # (selection.meaning_blocks), where the question shares few words with them.
+    meaning: dict = field(default_factory=dict)
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -84,6 +88,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
     parts: dict = {}
     meant: dict = {}
+    meaning: dict = {}
     keys = [doc_key(d, i) for i, d in enumerate(documents)]
     opts = {"store": store, "queries": queries}
     if embedder is not None and embedder.enabled:
@@ -109,6 +114,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
             windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
             own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
             meant.update(sorted(passages.items(), key=lambda kv: -kv[1])[:MEANT_TOP])
+            for key, v in passages.items():
+                meaning[key] = max(v, meaning.get(key, v))
         if with_parts:
             parts.update(model.scores(topic, docs, dkeys, kind="parts", only_ready=True,
                                       **opts))
@@ -120,7 +127,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
         parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
-                     meant)
+                     meant, meaning)
 
 
 # The opening (or closing) windows a question about a collection's first (last) entries

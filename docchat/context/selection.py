@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import statistics
 from collections import Counter
 from itertools import islice, takewhile
 from typing import Iterator, Sequence
@@ -34,7 +35,8 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
            whole: bool = False, named: set[str] | None = None,
            parts: Sequence[dict[int, float]] | None = None,
            aspects: Sequence[Sequence[Window]] = (),
-           meant: Sequence[Window] = ()) -> list[list[Passage]]:
+           meant: Sequence[Window] = (),
+           meaning: Sequence[dict[int, list[float]]] = ()) -> list[list[Passage]]:
     """Choose passages per document, in this order (see Selection): the carried ones, the
     part asked about whole (or, when the question asks about a part as a whole and it does
     not fit, a spread of it), the best windows (passage hits, in the order that covers the
@@ -48,8 +50,11 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     dense part scores (part_positions), by which such a question finds its part. aspects:
     the windows (best first) of each part of a question that asks several things. meant:
     the best windows by meaning alone (best first), after the best windows from
-    policy.meant_from tokens up."""
-    sel = Selection(documents, positions, qterms, counter, avail, policy, present, windows)
+    policy.meant_from tokens up. meaning: per document, section position -> each block's
+    cosine to the question (meaning_blocks): a section that goes in partly shows the blocks
+    that match the question's words or its meaning (Selection.block_scores)."""
+    sel = Selection(documents, positions, qterms, counter, avail, policy, present, windows,
+                    meaning)
     sel.carry(carry)
     sel.take_part(whole, named, parts)
     sel.take_windows(windows, aspects)
@@ -73,8 +78,10 @@ class Selection:
                  qterms: list[str], counter: TokenCounter, avail: int,
                  policy: PackingPolicy = POLICY,
                  present: dict[tuple[int, int], set[int] | None] | None = None,
-                 windows: Sequence[Window] = ()) -> None:
+                 windows: Sequence[Window] = (),
+                 meaning: Sequence[dict[int, list[float]]] = ()) -> None:
         self.documents, self.positions, self.policy = documents, positions, policy
+        self.meaning = list(meaning) or [{} for _ in documents]
         # Each section's best window (document, position) -> window: where a hit does not
         # go in whole, the blocks it shows start from there (fill()).
         self.best_window: dict[tuple[int, int], Window] = {}
@@ -112,7 +119,7 @@ class Selection:
         d, section = self.documents[di], self.documents[di].sections[p]
         current = self.chosen[di].get(p)
         had_blocks = set(current.blocks) if current is not None else set()
-        scores = block_scores(section.blocks, self.qterms)
+        scores = self.block_scores(di, p)
         scores = [self.policy.chosen_block_score if b in had_blocks
                   else sc if not blocks or b in blocks else -1.0
                   for b, sc in enumerate(scores)]
@@ -121,6 +128,17 @@ class Selection:
         if passage is None or len(passage.blocks) <= len(had_blocks):
             return None
         return passage
+
+    def block_scores(self, di: int, p: int) -> list[float]:
+        """Each block's score for a section that goes in partly: its words' (tf-idf within
+        the section, retrieval.block_scores) plus, where the blocks' cosines to the question
+        are known, policy.meaning_block_weight x the best word score for the section's
+        best block by meaning, scaled down to nothing at the section's median cosine (a
+        paraphrase shares few words with its answer, whose block would otherwise score 0
+        and never go in)."""
+        section = self.documents[di].sections[p]
+        words = block_scores(section.blocks, self.qterms)
+        return with_meaning(words, self.meaning[di].get(p), self.policy.meaning_block_weight)
 
     def carry(self, carry: Sequence[tuple]) -> None:
         """The carried passages (document, position[, blocks]), as they were."""
@@ -570,7 +588,48 @@ def asked(documents: Sequence[Document], rel, policy: PackingPolicy = POLICY) ->
     return {"whole": rel.whole, "named": rel.named,
             "parts": part_positions(documents, rel.parts),
             "aspects": [window_positions(documents, a, policy) for a in rel.aspects],
-            "meant": window_positions(documents, getattr(rel, "meant", {}), policy)}
+            "meant": window_positions(documents, getattr(rel, "meant", {}), policy),
+            "meaning": meaning_blocks(documents, getattr(rel, "meaning", {}))}
+
+
+def with_meaning(words: list[float], cosines: Sequence[float] | None, weight: float
+                 ) -> list[float]:
+    """Block scores by words plus weight x (the best word score, or 1 where no block has
+    a word of the question) for the best block by meaning, scaled from 0 at the median
+    cosine: blocks at or below the median gain nothing."""
+    if not cosines or weight <= 0 or len(cosines) != len(words):
+        return words
+    hi, mid = max(cosines), statistics.median(cosines)
+    if hi <= mid:
+        return words
+    top = max(words, default=0.0) or 1.0
+    return [w + weight * top * max(0.0, (c - mid) / (hi - mid)) for w, c in zip(words, cosines)]
+
+
+def meaning_blocks(documents: Sequence[Document], meaning: dict
+                   ) -> list[dict[int, list[float]]]:
+    """Window cosines ((doc key, section index, first, last) -> cosine) as, per document,
+    section position -> each block's cosine: the best of the windows that hold it (a block
+    in no scored window gets the section's lowest)."""
+    where = {doc_key(d, i): i for i, d in enumerate(documents)}
+    pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
+    spans: list[dict[int, list]] = [{} for _ in documents]
+    for (key, idx, first, last), sc in meaning.items():
+        i = where.get(key)
+        if i is not None and idx in pos[i]:
+            spans[i].setdefault(pos[i][idx], []).append((first, last, sc))
+    out: list[dict[int, list[float]]] = [{} for _ in documents]
+    for i, d in enumerate(documents):
+        for k, found in spans[i].items():
+            n = len(d.sections[k].blocks)
+            best: list[float | None] = [None] * n
+            for first, last, sc in found:
+                for b in range(max(first, 0), min(last, n - 1) + 1):
+                    if best[b] is None or sc > best[b]:
+                        best[b] = sc
+            low = min(sc for _, _, sc in found)
+            out[i][k] = [low if v is None else v for v in best]
+    return out
 
 
 def part_positions(documents: Sequence[Document], parts: dict) -> list[dict[int, float]]:

@@ -5,13 +5,29 @@ question (pack) and for every turn of the chat page (pack_turn)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+
+import pytest
 
 from docchat.context.conversation import Conversation
 from docchat.context.packing import pack
 from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
-from docchat.context.retrieval import asks_position, asks_structure, asks_whole, aspects
-from docchat.context.selection import Selection, covering, select, spread
+from docchat.context.retrieval import (
+    asks_position,
+    asks_structure,
+    asks_whole,
+    aspects,
+    doc_key,
+)
+from docchat.context.selection import (
+    Selection,
+    covering,
+    meaning_blocks,
+    select,
+    spread,
+    with_meaning,
+)
 from docchat.context.turn_packing import pack_turn
 from ingest.document import Document
 from tests.factories import Chars, prose_doc
@@ -222,7 +238,6 @@ def test_windows_by_meaning_alone_get_in_where_the_budget_has_room():
     big = picked(POLICY.meant_from + 500)
     assert 12 in big and 3 in big[12].blocks and len(big[12].blocks) < len(answer)
     assert 12 not in picked(POLICY.meant_from - 500)
-    from dataclasses import replace
     assert 12 not in picked(POLICY.meant_from + 500, replace(POLICY, meant_top=0))
     # a question taken to ask about a part as a whole ("... one whole number ...") too
     got = select([doc], [{0: 10.0, 1: 2.0}], ["alpha", "gear", "set"], counter,
@@ -309,3 +324,41 @@ def test_a_question_that_matches_nothing_still_gets_the_documents_opening():
               pack_turn([doc], "Who wrote them?", Chars(2600), Conversation(),
                         max_new_tokens=100, embedder=None)):
         assert "《无题・其0》" in p.text and "作者：诗人0" in p.text
+
+
+def test_a_partial_section_shows_its_block_by_meaning():
+    """A long hit that does not go in whole shows its blocks with the question's words and,
+    where the blocks' cosines are known, the block that means what the question asks (a
+    paraphrase sharing no word with it): before, a block without a question word scored 0
+    and never went in, however much room was left."""
+    blocks = [f"The alpha gear is set with the crank, turn {k}. " + FILLER for k in range(2)]
+    blocks += [FILLER * 2 for _ in range(10)]
+    blocks[8] = "Shutting the machine down safely takes three minutes of cooling. " + FILLER
+    doc = _doc([("1 Alpha gear", blocks), ("2 Other", [FILLER])])
+    counter = TokenCounter(Chars(), "chars")
+    cosines = [0.2] * 12
+    cosines[8] = 0.7
+    meaning = meaning_blocks([doc], {(doc_key(doc, 0), 0, 8, 8): 0.7,
+                                     **{(doc_key(doc, 0), 0, k, k): 0.2
+                                        for k in range(12) if k != 8}})
+    assert meaning[0][0] == cosines
+
+    def shown(meaning, policy=POLICY):
+        picked = select([doc], [{0: 10.0}], ["alpha", "gear", "crank"], counter, 1200, (),
+                        [(0, 0, 0, 0, 5.0)], policy, meaning=meaning)
+        got = {p.section.index: p for p in picked[0]}
+        return set(got[0].blocks or range(12))
+
+    assert 8 in shown(meaning)
+    assert {0, 1} <= shown(meaning)
+    assert 8 not in shown(())  # no cosines known: words alone
+    assert 8 not in shown(meaning, replace(POLICY, meaning_block_weight=0.0))
+
+
+def test_with_meaning_leaves_blocks_at_or_below_the_median_alone():
+    words = [3.0, 0.0, 1.0, 0.0]
+    got = with_meaning(words, [0.1, 0.2, 0.3, 0.9], 1.0)
+    assert got == pytest.approx([3.0, 0.0, 1.0 + 3.0 * 0.05 / 0.65, 3.0])
+    assert with_meaning(words, None, 1.0) == words
+    assert with_meaning(words, [0.5] * 4, 1.0) == words
+    assert with_meaning([0.0, 0.0], [0.1, 0.9], 1.0) == [0.0, 1.0]
