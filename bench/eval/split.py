@@ -48,8 +48,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind17, which was then run once and retired to tuning the same way. blind19.json, the
 # nineteenth set, was written on 2026-12-05 to follow blind18, which was then run once and
 # retired to tuning the same way; blind19 was run once on 2026-12-06 and retired to tuning
-# before blind20.json, the twentieth set, was written that day to follow it.
-RULES: dict = {"blind20.json": (20261220, {"blind": 1.0})}
+# before blind20.json, the twentieth set, was written that day to follow it; blind20 was run
+# once on 2026-12-06 and retired to tuning the same day, before the next set was written.
+RULES: dict = {}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
