@@ -137,8 +137,40 @@ class _Words:
 
 
 def _finish(text: str) -> str:
-    text = _TRAILING_SPACE.sub("", text)
+    text = join_spaced_han(_TRAILING_SPACE.sub("", text))
     return _MANY_BLANKS.sub("\n\n", text).strip("\n")
+
+
+_HAN = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_HAN_GAP = re.compile(rf"(?<={_HAN}) (?={_HAN})")
+_HAN_PAIR = re.compile(rf"{_HAN}(?={_HAN})")
+_SPACED_HAN_LINE = re.compile(rf"[ \t]*{_HAN}(?: {_HAN})+[ \t]*")
+# A line is spaced out when at least SPACED_GAPS of its neighbouring Chinese characters are
+# one space apart and at most one pair in SPACED_SHARE is not: a verse or a phrase list
+# ("春眠不觉晓 处处闻啼鸟") has a few gaps between many tight pairs.
+SPACED_GAPS = 3
+SPACED_SHARE = 4
+
+
+def join_spaced_han(text: str) -> str:
+    """Lines whose Chinese characters a PDF spaced out ("关 于 x 的 不 等 式", a heading
+    "摘 要") with those characters joined again ("关于 x 的不等式", "摘要"); spaces next to
+    Latin letters, digits and punctuation stay. Searched word by word, a spaced-out line
+    matched nothing."""
+    if not _HAN_GAP.search(text):
+        return text
+
+    def line(s: str) -> str:
+        gaps = len(_HAN_GAP.findall(s))
+        if not gaps:
+            return s
+        tight = len(_HAN_PAIR.findall(s))
+        if (gaps >= SPACED_GAPS and gaps >= SPACED_SHARE * tight) or \
+                _SPACED_HAN_LINE.fullmatch(s):
+            return _HAN_GAP.sub("", s)
+        return s
+
+    return "\n".join(line(s) for s in text.split("\n"))
 
 
 # ---- margin line numbers ---------------------------------------------------------------

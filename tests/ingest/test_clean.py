@@ -283,3 +283,16 @@ def test_running_titles_of_chapters_and_sections_removed():
     plain, plain_removed = strip_running_lines(pages)
     assert plain[4].startswith("2.2. The typeblock")
     assert removed - plain_removed == 9
+
+
+def test_letter_spaced_chinese_is_joined():
+    """A PDF that spaces out a line's characters (a title, an exam question, a thesis's
+    "摘 要") gives "关 于 x 的 不 等 式": searched word by word, such a line matched nothing.
+    Its Chinese characters are joined again; spaces next to Latin letters and digits stay."""
+    assert clean_text("1. 关 于 x 的 不 等 式 ， 求 a 的 取 值 范 围") == (
+        "1. 关于 x 的不等式 ， 求 a 的取值范围")
+    assert clean_pages(["摘 要\n本文研究了网络。", "目 录"]) == ["摘要\n本文研究了网络。", "目录"]
+    # Spaces that separate phrases or verses are kept: the line is not spaced out.
+    assert clean_text("春眠不觉晓 处处闻啼鸟") == "春眠不觉晓 处处闻啼鸟"
+    assert clean_text("使用 TeX Gyre 字体 排版 文档的 方法") == "使用 TeX Gyre 字体 排版 文档的 方法"
+    assert clean_text("第 4 节 实现") == "第 4 节 实现"
