@@ -202,7 +202,7 @@ class _Ask:
     def relevance(self) -> Relevance:
         return relevance(self.documents, self.question, self.history, self.search,
                          rewrite=self.rewrite, expand=self.expand, embedder=self.embedder,
-                         store=self.store)
+                         store=self.store, passage_top=self.policy.passage_top)
 
 
 @dataclass

@@ -78,6 +78,13 @@ class PackingPolicy:
     contents_share: float = 0.7
 
     # --- the best windows first (precision) ----------------------------------------------
+    # The passage_top best windows by meaning (cosine; of all the documents' windows) have it
+    # join their window scores (relevance.py), which rank the windows taken first and the
+    # sections. Retired blind sets 6-9, 11, 13, 15, 18-20 (1,754 questions), found at 2k / 4k /
+    # 8k with 10: 1114 / 1388 / 1555, 25: 1114 / 1392 / 1564, 50: 1121 / 1388 / 1567 (8k
+    # paraphrase 284 -> 289, two-section 167 -> 175), 100: 1119 / 1379 / 1566
+    # (bench/README.md, "Passages by meaning past the tenth").
+    passage_top: int = 50
     # At most this many of the best-matching windows (runs of blocks of ~600 characters)
     # are taken first, wherever their sections rank, in at most breadth_share of each
     # document's share (the rest goes to whole hits and their neighbours), and only those

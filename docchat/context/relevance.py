@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 from docchat.context import embeddings
 from docchat.context.cache import DocumentCache
 from docchat.context.embeddings import Embedder, EmbeddingStore, partner
+from docchat.context.policy import POLICY
 from docchat.context.retrieval import (
     STOPWORDS,
     SearchFn,
@@ -32,10 +33,10 @@ from ingest.document import Document
 
 logger = logging.getLogger(__name__)
 
-# Dense passage (window) scores join the BM25 window scores for the PASSAGE_TOP best
-# windows, min-max scaled from 0 to PASSAGE_WEIGHT (as add_dense does for sections).
+# Dense passage (window) scores join the BM25 window scores for the best windows by meaning
+# (PackingPolicy.passage_top of them), min-max scaled from 0 to PASSAGE_WEIGHT (as add_dense
+# does for sections).
 PASSAGE_WEIGHT = 1.0
-PASSAGE_TOP = 10
 # The best windows by meaning alone kept for select()'s large budgets (policy.meant_*).
 MEANT_TOP = 20
 # A section whose own title the question names (all of its title words among the
@@ -72,13 +73,15 @@ class Relevance:
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
               search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
               expand: bool = True, embedder: Embedder | None = None,
-              store: EmbeddingStore | None = None) -> Relevance:
+              store: EmbeddingStore | None = None,
+              passage_top: int = POLICY.passage_top) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
     section's best window, and dense scores where the embedder is enabled. A question that
     changes the topic later in a session is searched as a first question is: with no
-    history (pass history=())."""
+    history (pass history=()). passage_top: how many of the best windows by meaning have
+    their cosines join their window scores."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
@@ -111,8 +114,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
         if model.reads_question(question) and not followup:
             passages = model.scores(question, docs, dkeys, kind="windows", only_ready=True,
                                     **opts)
-            windows = add_dense(windows, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
-            own = add_dense(own, passages, PASSAGE_WEIGHT, PASSAGE_TOP)
+            windows = add_dense(windows, passages, PASSAGE_WEIGHT, passage_top)
+            own = add_dense(own, passages, PASSAGE_WEIGHT, passage_top)
             meant.update(sorted(passages.items(), key=lambda kv: -kv[1])[:MEANT_TOP])
             for key, v in passages.items():
                 meaning[key] = max(v, meaning.get(key, v))
@@ -122,7 +125,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     fused = add_titled(fused, documents, keys, named)
-    parted = _aspects(documents, question, history, by_window, expand, embedder, store)
+    parted = _aspects(documents, question, history, by_window, expand, embedder, store,
+                      passage_top)
     if where := asks_position(question):
         parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
@@ -222,8 +226,8 @@ def _passage_models(documents: Sequence[Document], keys: Sequence[object],
 
 
 def _aspects(documents: Sequence[Document], question: str, history: Sequence, by_window,
-             expand: bool, embedder: Embedder | None, store: EmbeddingStore | None
-             ) -> list[dict]:
+             expand: bool, embedder: Embedder | None, store: EmbeddingStore | None,
+             passage_top: int = POLICY.passage_top) -> list[dict]:
     """Window scores of each part of a question that asks several things (BM25, with
     dense passage scores where the model reads the question, as for the whole question);
     none for a follow-up (its parts lean on the previous turn)."""
@@ -240,7 +244,7 @@ def _aspects(documents: Sequence[Document], question: str, history: Sequence, by
             if model.reads_question(part):
                 dense = model.scores(part, docs, keys, kind="windows", only_ready=True,
                                      store=store, queries=queries)
-                scores = add_dense(scores, dense, PASSAGE_WEIGHT, PASSAGE_TOP)
+                scores = add_dense(scores, dense, PASSAGE_WEIGHT, passage_top)
         if scores:
             out.append(scores)
     return out

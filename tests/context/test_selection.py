@@ -362,3 +362,43 @@ def test_with_meaning_leaves_blocks_at_or_below_the_median_alone():
     assert with_meaning(words, None, 1.0) == words
     assert with_meaning(words, [0.5] * 4, 1.0) == words
     assert with_meaning([0.0, 0.0], [0.1, 0.9], 1.0) == [0.0, 1.0]
+
+
+class _Cosines:
+    """An embedder stand-in that reads everything and gives preset window cosines."""
+    enabled = True
+    companion = None
+    model = type("Model", (), {"multilingual": True})()
+
+    def __init__(self, windows: dict) -> None:
+        self.windows = windows
+
+    def reads(self, doc) -> bool:
+        return True
+
+    def reads_question(self, question: str) -> bool:
+        return True
+
+    def scores(self, question, documents, keys, kind="sections", **kw) -> dict:
+        return dict(self.windows) if kind == "windows" else {}
+
+
+def test_a_window_past_the_tenth_by_meaning_gains_its_cosine():
+    """Dense passage scores join the window scores of the policy's passage_top best windows
+    by meaning (50): the one ranked 15th by meaning now gains from its cosine (before, only
+    the 10 best did, and a paraphrase's window ranked there stayed at its BM25 score)."""
+    from docchat.context.relevance import relevance
+
+    sections = [(f"{k} Part", [f"The gear number {k} is kept here. " + FILLER]) for k in range(30)]
+    doc = _doc(sections)
+    key = doc_key(doc, 0)
+    stub = _Cosines({(key, k, 0, 0): 0.9 - 0.01 * k for k in range(30)})
+    question = "Where is the gear of part fifteen?"
+    target = (key, 14, 0, 0)
+    words = relevance([doc], question).windows[target]
+
+    def gain(**kw) -> float:
+        return relevance([doc], question, embedder=stub, **kw).windows[target] - words
+
+    assert gain(passage_top=10) == 0
+    assert gain() > 0.3

@@ -294,5 +294,6 @@ def test_letter_spaced_chinese_is_joined():
     assert clean_pages(["摘 要\n本文研究了网络。", "目 录"]) == ["摘要\n本文研究了网络。", "目录"]
     # Spaces that separate phrases or verses are kept: the line is not spaced out.
     assert clean_text("春眠不觉晓 处处闻啼鸟") == "春眠不觉晓 处处闻啼鸟"
-    assert clean_text("使用 TeX Gyre 字体 排版 文档的 方法") == "使用 TeX Gyre 字体 排版 文档的 方法"
+    phrases = "使用 TeX Gyre 字体 排版 文档的 方法"
+    assert clean_text(phrases) == phrases
     assert clean_text("第 4 节 实现") == "第 4 节 实现"
