@@ -27,6 +27,13 @@ class _Heading:
 
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+# A Markdown heading written as an HTML element on a line of its own ('<h2 id="x">Tutorial</h2>'),
+# as READMEs do for an anchor to jump to; its title without the tags inside.
+_MD_HTML = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>(.+?)</h\1>[ \t]*$", re.IGNORECASE)
+_HTML_TAG = re.compile(r"<[^>]+>")
+# A Markdown bullet item: a "---" under it is a thematic break, not a heading's underline.
+# (A numbered line keeps its underline: "1. Introduction" over "====" is meant as a title.)
+_MD_LIST_ITEM = re.compile(r"^[ \t]*[-*+][ \t]")
 # "2.3 Title", "2. Title", and in Chinese "2．标题" or "2、标题" (a full-width point or an
 # enumeration comma, no space).
 _NUMBERED = re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})(?:\.?[ \t]+|[．、][ \t]*)(\S.*)$")
@@ -222,6 +229,10 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if markdown and (m := _MD_ATX.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
             continue
+        if markdown and (m := _MD_HTML.match(raw)) and \
+                (title := _HTML_TAG.sub("", m.group(2)).strip()):
+            heads.append(_Heading(i, i + 1, float(m.group(1)), title))
+            continue
         if adoc and (m := _ADOC_TITLE.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
             continue
@@ -229,6 +240,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
                 and (i == 0 or not lines[i - 1].strip() or markdown) \
                 and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+" \
+                and not (markdown and _MD_LIST_ITEM.match(raw)) \
                 and (not adoc or abs(len(nxt.strip()) - len(line)) <= _ADOC_UNDERLINE_SLACK):
             rank = setext_ranks.setdefault(m.group(1), len(setext_ranks) + 1)
             if num := _NUMBERED.match(line):

@@ -575,3 +575,19 @@ def test_asciidoc_titles_are_headings_and_listing_delimiters_are_not_underlines(
         "==== update script ===="]
     assert secs[3].heading_path == ("= Git User Manual", "== Exploring Git history",
                                     "=== How to merge")
+
+
+def test_markdown_headings_written_as_html_elements():
+    """A README that writes some headings as HTML elements (for an anchor to jump to) has
+    them in its outline: before, its tutorial sat under the previous "## Links" heading."""
+    md = ("# Package\n\nAbout it.\n\n## Links\n\n- [home](https://example.org)\n\n"
+          '<h2 id="jumptotutorial">Tutorial/使用入门</h2>\n\nLoad it first.\n\n'
+          '<H3 id="load"><a name="x"></a>0. Loading/宏包加载</H3>\n\n\\usepackage{x}\n\n'
+          "Inline <h2>not a heading</h2> in a sentence.\n\n\t- ![a test](example/a.png)\n---\n")
+    secs = build_sections(pages(md), markdown=True)
+    assert [s.heading_path for s in secs] == [
+        ("Package",), ("Package", "Links"), ("Package", "Tutorial/使用入门"),
+        ("Package", "Tutorial/使用入门", "0. Loading/宏包加载")]
+    assert "not a heading" in secs[-1].text
+    # A "---" under a list item is a thematic break: the item is no heading.
+    assert "example/a.png" in secs[-1].text
