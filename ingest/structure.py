@@ -68,7 +68,9 @@ _TRAILING_PAGE = re.compile(r"\s\d{1,4}$")
 _ZH_CLAUSE = re.compile(r"[，。；]")
 _ZH_TITLE_CHARS = 30
 _SENTENCE_END = re.compile(r"[.,;。，；]$")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+# A fence opens or closes a code block: three backticks with no backtick after them on the
+# line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes.
+_FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")

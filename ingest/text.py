@@ -20,7 +20,8 @@ _BOMS = (
 )
 # charset-normalizer names the narrower Chinese codecs; decode with their supersets.
 _SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs"}
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+# As ingest.structure._FENCE: "```code```" on one line is inline code, not a fence.
+_FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
 
 
 def detect_encoding(data: bytes) -> str:

@@ -591,3 +591,15 @@ def test_markdown_headings_written_as_html_elements():
     assert "not a heading" in secs[-1].text
     # A "---" under a list item is a thematic break: the item is no heading.
     assert "example/a.png" in secs[-1].text
+
+
+def test_inline_code_between_triple_backticks_opens_no_code_block():
+    """A README line "```\\usepackage[...]{biblatex}```" is inline code (a fence's info
+    string has no backtick): before, it opened a code block that swallowed every heading
+    up to the next lone fence (gb7714's "4.2" and "4.3" were lost inside "4.1")."""
+    md = ("# Guide\n\n## 4.1 Install\n\nLoad it:\n\n```\\usepackage[x=y]{biblatex}```\n\n"
+          "## 4.2 Format\n\nText.\n\n```latex\n## not a heading\n```\n\n## 4.3 Cite\n\nMore.\n")
+    secs = build_sections(pages(md), markdown=True)
+    assert [s.heading_path[-1] for s in secs] == ["Guide", "4.1 Install", "4.2 Format",
+                                                  "4.3 Cite"]
+    assert "## not a heading" in secs[2].text
