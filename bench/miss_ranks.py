@@ -79,8 +79,6 @@ def tuning_sets(only: str = "", cache: str = ""):
         raise SystemExit("a blind set is in the list: its questions are not looked at")
     lib = bp.Library(Path(args.cache))
     items, paths = bp.load_sets(args, builtin, bp.EvalDir(args.eval_dir))
-    if only:
-        items = [it for it in items if it.set in only.split(",")]
     return args, lib, items, paths
 
 

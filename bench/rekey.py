@@ -73,7 +73,7 @@ def main() -> None:
     for cache, docs in read_log(args.log.read_text(encoding="utf-8").splitlines()).items():
         changed = {p for p, diff in docs.items() if diff}
         got = carry(cache, args.key, new, changed)
-        print(f"{cache}: " + ("bench-{new}.db exists, left alone" if got < 0 else
+        print(f"{cache}: " + (f"bench-{new}.db exists, left alone" if got < 0 else
                               f"{len(docs) - got} documents carried to {new}, {got} dropped"))
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ingest.document import OutlineLike
-from ingest.segment import has_cjk, plain_words
+from ingest.segment import HAN, has_cjk, plain_words
 
 logger = logging.getLogger(__name__)
 
@@ -141,10 +141,9 @@ def _finish(text: str) -> str:
     return _MANY_BLANKS.sub("\n\n", text).strip("\n")
 
 
-_HAN = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
-_HAN_GAP = re.compile(rf"(?<={_HAN}) (?={_HAN})")
-_HAN_PAIR = re.compile(rf"{_HAN}(?={_HAN})")
-_SPACED_HAN_LINE = re.compile(rf"[ \t]*{_HAN}(?: {_HAN})+[ \t]*")
+_HAN_GAP = re.compile(rf"(?<={HAN}) (?={HAN})")
+_HAN_PAIR = re.compile(rf"{HAN}(?={HAN})")
+_SPACED_HAN_LINE = re.compile(rf"[ \t]*{HAN}(?: {HAN})+[ \t]*")
 # A line is spaced out when at least SPACED_GAPS of its neighbouring Chinese characters are
 # one space apart and at most one pair in SPACED_SHARE is not: a verse or a phrase list
 # ("春眠不觉晓 处处闻啼鸟") has a few gaps between many tight pairs.

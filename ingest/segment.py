@@ -11,9 +11,9 @@ from ingest.parallel import processes, run_split
 logger = logging.getLogger(__name__)
 
 # CJK Unified Ideographs (+ extension A, compatibility ideographs).
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[^\W_]+(?:['’][^\W_]+)*",
-                   re.UNICODE)
+HAN = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_CJK_RUN = re.compile(HAN + "+")
+_WORD = re.compile(HAN + r"+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CJK_PUNCT_OR_SPACE = re.compile(r"[\s\u3000-\u303f\uff00-\uffef]+")
 
 

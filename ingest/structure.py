@@ -70,7 +70,7 @@ _ZH_TITLE_CHARS = 30
 _SENTENCE_END = re.compile(r"[.,;。，；]$")
 # A fence opens or closes a code block: three backticks with no backtick after them on the
 # line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes.
-_FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
+FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
@@ -216,7 +216,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     outdented = set() if markdown else _outdented_lines(lines)
     repeated = set() if markdown else _repeated_numbered(lines, contents)
     for i, raw in enumerate(lines):
-        if _FENCE.match(raw):
+        if FENCE.match(raw):
             in_fence = not in_fence
             continue
         line = raw.strip()
@@ -812,7 +812,7 @@ def _tag(line: str) -> str:
     stripped = line.rstrip()
     if not stripped:
         return "blank"
-    if _FENCE.match(line):
+    if FENCE.match(line):
         return "fence"
     # Each alternative of _TABLE_LINE needs one of these; most lines skip the regex.
     if (("  " in line or "\t" in line or "|" in line or "+" in line or "=" in line)

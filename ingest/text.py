@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import codecs
 import logging
-import re
 from pathlib import Path
 
 from ingest.errors import DocumentError
+from ingest.structure import FENCE
 
 logger = logging.getLogger(__name__)
 
@@ -20,8 +20,6 @@ _BOMS = (
 )
 # charset-normalizer names the narrower Chinese codecs; decode with their supersets.
 _SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "big5": "big5hkscs", "cp950": "big5hkscs"}
-# As ingest.structure._FENCE: "```code```" on one line is inline code, not a fence.
-_FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
 
 
 def detect_encoding(data: bytes) -> str:
@@ -80,7 +78,7 @@ def split_pages(text: str, page_chars: int = PAGE_CHARS) -> list[str]:
     size = 0
     in_fence = False
     for line in text.split("\n"):
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
         at_break = (not in_fence
                     and (not line.strip() and size >= page_chars or size >= 2 * page_chars)

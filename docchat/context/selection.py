@@ -611,13 +611,9 @@ def meaning_blocks(documents: Sequence[Document], meaning: dict
     """Window cosines ((doc key, section index, first, last) -> cosine) as, per document,
     section position -> each block's cosine: the best of the windows that hold it (a block
     in no scored window gets the section's lowest)."""
-    where = {doc_key(d, i): i for i, d in enumerate(documents)}
-    pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
     spans: list[dict[int, list]] = [{} for _ in documents]
-    for (key, idx, first, last), sc in meaning.items():
-        i = where.get(key)
-        if i is not None and idx in pos[i]:
-            spans[i].setdefault(pos[i][idx], []).append((first, last, sc))
+    for i, k, first, last, sc in _placed(documents, meaning):
+        spans[i].setdefault(k, []).append((first, last, sc))
     out: list[dict[int, list[float]]] = [{} for _ in documents]
     for i, d in enumerate(documents):
         for k, found in spans[i].items():
@@ -647,17 +643,22 @@ def window_positions(documents: Sequence[Document], windows: dict,
                      policy: PackingPolicy = POLICY) -> list[Window]:
     """Window scores as (document, section position, first, last, score), best first; a
     window of contents (contents_blocks) at policy.contents_weight of its score."""
+    known = [_known(d) for d in documents]
+    out = [(i, k, first, last, sc * _contents_factor(documents[i], k, policy, known[i], first,
+                                                     last))
+           for i, k, first, last, sc in _placed(documents, windows)]
+    return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
+
+
+def _placed(documents: Sequence[Document], windows: dict) -> Iterator[Window]:
+    """Window scores ((doc key, section index, first, last) -> score) as (document, section
+    position, first, last, score), for the windows of these documents' sections."""
     where = {doc_key(d, i): i for i, d in enumerate(documents)}
     pos = [{s.index: k for k, s in enumerate(d.sections)} for d in documents]
-    out = []
-    known = [_known(d) for d in documents]
     for (key, idx, first, last), sc in windows.items():
         i = where.get(key)
         if i is not None and idx in pos[i]:
-            k = pos[i][idx]
-            out.append((i, k, first, last, sc * _contents_factor(documents[i], k, policy,
-                                                                 known[i], first, last)))
-    return sorted(out, key=lambda w: (-w[4], w[0], w[1], w[2]))
+            yield i, pos[i][idx], first, last, sc
 
 
 def whole_cost(documents: Sequence[Document], counter: TokenCounter, avail: int,
