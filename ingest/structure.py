@@ -629,8 +629,25 @@ def _find_title(lines: list[str], lo: int, hi: int, title: str
                 span = 2
         if span:
             raw = " ".join(lines[i:i + span])
-            return i, i + span, not ((_MARKUP & set(raw)) - set(title))
+            return i, i + span, not _markup(raw, title)
     return None
+
+
+# A command named in a heading as prose does ("3 The \documentclass command", "6 Escaping
+# the indentation: \uplevel and \fullwidth"): hyperref's bookmark leaves the backslash
+# out, the page prints it; such a line is the heading as printed, not markup.
+_COMMAND = re.compile(r"\\([A-Za-z@]+)")
+
+
+def _markup(raw: str, title: str) -> bool:
+    """Whether the line raw is markup that names the bookmark's title (see _MARKUP): it has
+    markup characters the title has not, other than the backslashes of commands the title
+    names by their names."""
+    extra = (_MARKUP & set(raw)) - set(title)
+    if extra != {"\\"}:
+        return bool(extra)
+    low = title.lower()
+    return not all(name.lower() in low for name in _COMMAND.findall(raw))
 
 
 @dataclass(frozen=True)

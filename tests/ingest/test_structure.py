@@ -103,6 +103,18 @@ def test_outline_title_is_not_taken_from_a_line_of_code_that_ends_with_it():
                                       Entry("\\tcbox Specials", 1, 2)])
     assert [s.title for s in secs[1:]] == ["Fleas", "dot", "4.20 \\tcbox Specials"]
     assert [s.text for s in secs[1:]] == ["Adam had 'em.", "A dot.", "Special keys."]
+    # A command named in a heading as prose (exam.cls's manual: the bookmark "The
+    # documentclass command" over the printed "3 The \\documentclass command") is the
+    # heading as printed, number and backslash kept; a command the title does not name
+    # ("\\section Fleas") is still markup.
+    p = pages("Intro\n", "3 The \\documentclass command\nTo use the class.\n"
+              "6.2.1 Using \\uplevel and \\fullwidth\nTwo commands.\n\\section Fleas\nItchy.")
+    secs = build_sections(p, outline=[Entry("The documentclass command", 1, 2),
+                                      Entry("Using uplevel and fullwidth", 2, 2),
+                                      Entry("Fleas", 2, 2)])
+    assert [s.title for s in secs[1:]] == ["3 The \\documentclass command",
+                                           "6.2.1 Using \\uplevel and \\fullwidth", "Fleas"]
+    assert [s.text for s in secs[1:]] == ["To use the class.", "Two commands.", "Itchy."]
     # A heading after a number still wins over a later line with the title alone.
     p = pages("Intro\n", "1.1 Scope\nScope text.\nScope\nA table cell above.")
     secs = build_sections(p, outline=[Entry("Scope", 1, 2)])
