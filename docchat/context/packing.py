@@ -182,7 +182,6 @@ class _Ask:
     store: EmbeddingStore | None
     policy: PackingPolicy
     history_turns: int
-    budget: int = 0  # the evidence budget (tokens): synonyms search from policy.synonyms_from
     lang: str = field(init=False)
     counter: TokenCounter = field(init=False)
     hist: History = field(init=False)
@@ -203,10 +202,7 @@ class _Ask:
     def relevance(self) -> Relevance:
         return relevance(self.documents, self.question, self.history, self.search,
                          rewrite=self.rewrite, expand=self.expand, embedder=self.embedder,
-                         store=self.store, passage_top=self.policy.passage_top,
-                         synonym_weight=(self.policy.synonym_weight
-                                         if self.budget >= self.policy.synonyms_from else 0.0),
-                         synonyms_lacking=self.policy.synonyms_lacking)
+                         store=self.store, passage_top=self.policy.passage_top)
 
 
 @dataclass
@@ -250,7 +246,7 @@ def pack(documents: Sequence[Document], question: str, backend: PromptCounter, *
     outline_cap = outline_budget(_limits(backend, outline_window, max_new_tokens)[2]
                                  if outline_window else budget, policy)
     ask = _Ask(documents, question, backend, history, search, rewrite, expand, embedder,
-               store, policy, history_turns, budget)
+               store, policy, history_turns)
     carried = carry(documents, ask.names, question, ask.counter, previous_passages,
                     carry_allowance, ask.relevance, policy)
     limit -= carried.limit_off

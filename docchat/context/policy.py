@@ -85,14 +85,6 @@ class PackingPolicy:
     # paraphrase 284 -> 289, two-section 167 -> 175), 100: 1119 / 1379 / 1566
     # (bench/README.md, "Passages by meaning past the tenth").
     passage_top: int = 50
-    # An English question's words also search with their WordNet synonyms (thesaurus.py)
-    # as a further query of this weight (0: not at all).
-    synonym_weight: float = 0.0
-    # ... only for the words the documents lack (False: for every word).
-    synonyms_lacking: bool = False
-    # ... from this many tokens of evidence budget up (below, the budget has no room for
-    # what the looser search brings).
-    synonyms_from: int = 0
     # At most this many of the best-matching windows (runs of blocks of ~600 characters)
     # are taken first, wherever their sections rank, in at most breadth_share of each
     # document's share (the rest goes to whole hits and their neighbours), and only those

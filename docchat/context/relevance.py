@@ -74,9 +74,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
               search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
               expand: bool = True, embedder: Embedder | None = None,
               store: EmbeddingStore | None = None,
-              passage_top: int = POLICY.passage_top,
-              synonym_weight: float = POLICY.synonym_weight,
-              synonyms_lacking: bool = POLICY.synonyms_lacking) -> Relevance:
+              passage_top: int = POLICY.passage_top) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
@@ -84,17 +82,13 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     changes the topic later in a session is searched as a first question is: with no
     history (pass history=()). passage_top: how many of the best windows by meaning have
     their cosines join their window scores."""
+    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
-    found = (lambda w: bool(searcher(w))) if synonyms_lacking else None
-    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand,
-                            synonym_weight=synonym_weight, found=found)
     fused = fused_scores(searcher, queries)
     by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows
     hits = [by_window(q.text) for q in queries]  # each query searched once
     windows = window_scores(by_window, queries, hits)
-    mine = [k for k, q in enumerate(queries) if k == 0 or q.synonyms]  # not the history's
-    own = (window_scores(by_window, [queries[k] for k in mine], [hits[k] for k in mine])
-           if len(mine) < len(queries) else windows)
+    own = window_scores(by_window, queries[:1], hits[:1]) if len(queries) > 1 else windows
     parts: dict = {}
     meant: dict = {}
     meaning: dict = {}
@@ -132,11 +126,10 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     named = set(index_terms(queries[0].text)) if queries else set()
     fused = add_titled(fused, documents, keys, named)
     parted = _aspects(documents, question, history, by_window, expand, embedder, store,
-                      passage_top, synonym_weight, found)
+                      passage_top)
     if where := asks_position(question):
         parted.append(position_windows(documents, keys, where))
-    return Relevance(fused, windows, own,
-                     content_terms(" ".join(q.text for q in queries if not q.synonyms)),
+    return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
                      meant, meaning)
 
@@ -234,8 +227,7 @@ def _passage_models(documents: Sequence[Document], keys: Sequence[object],
 
 def _aspects(documents: Sequence[Document], question: str, history: Sequence, by_window,
              expand: bool, embedder: Embedder | None, store: EmbeddingStore | None,
-             passage_top: int = POLICY.passage_top, synonym_weight: float = 0.0,
-             found: Callable[[str], bool] | None = None) -> list[dict]:
+             passage_top: int = POLICY.passage_top) -> list[dict]:
     """Window scores of each part of a question that asks several things (BM25, with
     dense passage scores where the model reads the question, as for the whole question);
     none for a follow-up (its parts lean on the previous turn)."""
@@ -244,9 +236,7 @@ def _aspects(documents: Sequence[Document], question: str, history: Sequence, by
     out = []
     all_keys = [doc_key(d, i) for i, d in enumerate(documents)]
     for part in aspects(question):
-        queries = [q for k, q in enumerate(build_queries(
-            part, (), documents, expand=expand, synonym_weight=synonym_weight, found=found))
-            if k == 0 or q.synonyms]
+        queries = build_queries(part, (), documents, expand=expand)[:1]
         if not queries:
             continue
         scores = window_scores(by_window, queries)

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, Sequence
 
-from docchat.context import dictionary, thesaurus
+from docchat.context import dictionary
 from docchat.context.cache import DocumentCache
 from docchat.library.windows import (  # noqa: F401 (re-exported)
     WINDOW_CHARS,
@@ -238,17 +238,14 @@ def translate_terms(words: Iterable[str], raw: str = "") -> list[str]:
 
 @dataclass(frozen=True)
 class Query:
-    """One search: its text for the search function and its weight in the fused score;
-    synonyms: the question's words with their synonyms (see build_queries)."""
+    """One search: its text for the search function and its weight in the fused score."""
     text: str
     weight: float
-    synonyms: bool = False
 
 
 def build_queries(question: str, history: Sequence = (), documents: Sequence[Document] = (),
                   recent_user_turns: int = 2, rewrite: Callable[[str], str] | None = None,
-                  expand: bool = True, synonym_weight: float = 0.0,
-                  found: Callable[[str], bool] | None = None) -> list[Query]:
+                  expand: bool = True) -> list[Query]:
     """Queries for a question: its own words, then with the recent user turns, so that a
     follow-up ("and the second one?") still finds its topic. Where a document's language
     differs from the question's (and expand is on), dictionary translations join the words
@@ -270,15 +267,6 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
         extra = [w for w in dict.fromkeys(context) if w not in words]
         if extra:
             queries.append(Query(" ".join(words + extra), 1.0))
-    if synonym_weight > 0 and words and not q_zh:
-        # An English question's words with their WordNet synonyms, at a lower weight: the
-        # passage that says "prohibit" for the question's "forbid" (thesaurus.py).
-        # found: whether the documents have a word; only the words they lack are the
-        # user's own for what the documents say otherwise (None: every word).
-        lacking = [w for w in words if found is None or not found(w)]
-        more = [w for w in thesaurus.synonyms(lacking) if w not in words] if lacking else []
-        if more:
-            queries.append(Query(" ".join(words + more), synonym_weight, synonyms=True))
     return queries
 
 

@@ -73,7 +73,7 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     passages in the window (a topic change may use the rest of context_window)."""
     window, limit, budget = _limits(backend, context_window, max_new_tokens)
     ask = _Ask(documents, question, backend, conversation.history(), search, rewrite, expand,
-               embedder, store, policy, 3, budget)
+               embedder, store, policy, 3)
     cap = conversation.outline_budget or outline_budget(budget, policy)
     outline = build_outline(documents, ask.counter, cap)
     system = conversation.system or prompts.system_message(
