@@ -3,13 +3,14 @@ they fit, else the top levels first, deepened where the question's hits are."""
 from __future__ import annotations
 
 import logging
+import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.passages import TokenCounter, page_marker
-from docchat.context.retrieval import STOPWORDS, index_terms
+from docchat.context.retrieval import STOPWORDS, index_terms, zh_number
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -275,10 +276,94 @@ def _overlap(a: Entry, b: Entry) -> bool:
     return a.start < b.end and b.start < a.end
 
 
+# A top-level heading that names a Part of the book ("Part II Getting Started", "第二部分",
+# "第三篇"): the chapters are one level down.
+_PART_TITLE = re.compile(r"^\s*(?:part\s+(?:[ivxlc]+|\d+|[a-z])\b|第\s*\S{1,4}?\s*(?:部分|篇|部))",
+                         re.IGNORECASE)
+
+
+def chapter_depth(doc: Document) -> int:
+    """The depth of doc's chapters in its outline: the first level with two or more
+    headings that are not Parts (one title heading over the whole text, as many Markdown
+    files have, is no chapter), unless none of them is numbered and the next level has
+    numbered chapters ("User Guide" over "1. Introduction", "2. Package Options")."""
+    es = entries_of(doc)
+    deepest = max((e.depth for e in es), default=1)
+
+    def titles(depth: int) -> list[str]:
+        return [doc.sections[e.start].heading_path[depth - 1] for e in es if e.depth == depth]
+
+    for depth in range(1, deepest + 1):
+        level = titles(depth)
+        parts = sum(1 for t in level if _PART_TITLE.match(t))
+        if len(level) < 2 or parts * 2 >= len(level):
+            continue
+        if (depth < deepest and not any(_CHAPTER_NUMBER.match(t) for t in level)
+                and sum(1 for t in titles(depth + 1) if _CHAPTER_NUMBER.match(t)) >= 2):
+            continue
+        return depth
+    return 1
+
+
+def chapter_of(doc: Document, ei: int) -> int:
+    """The chapter (an entry at chapter_depth) that holds entry ei; ei itself when it is a
+    chapter, a Part, or above the chapters."""
+    es = entries_of(doc)
+    depth = chapter_depth(doc)
+    if es[ei].depth <= depth:
+        return ei
+    for k in range(ei - 1, -1, -1):
+        if es[k].depth == depth and es[k].start <= es[ei].start < es[k].end:
+            return k
+    return ei
+
+
+# A chapter's own number at the start of its title: "4 Questions and points", "Chapter 23
+# Lyrics", "第3章 绪论" (retrieval.zh_number reads "第三章").
+_CHAPTER_NUMBER = re.compile(
+    r"^\s*(?:chapter\s+)?(\d{1,3})(?!\d|\.\d)|^\s*第\s*([一二三四五六七八九十两\d]{1,3})\s*章",
+    re.IGNORECASE)
+# Headings around the chapters that are no chapter of the text.
+_NOT_CHAPTER = re.compile(r"^\s*(?:(?:table of )?contents|index|bibliography|references|"
+                          r"acknowledge?ments?|目录|索引|参考文献|致谢)\s*$", re.IGNORECASE)
+
+
+def named_chapter(doc: Document, ref: tuple[str, int]) -> int | None:
+    """The entry of the chapter ref names (retrieval.named_chapter). Where chapters are
+    numbered, the n-th is the one numbered n, the last the one with the highest number; a
+    chapter before the first numbered one counts back from it (an introduction whose
+    number the extraction lost). Else the n-th (last) chapter, contents, index and the like
+    not counted. None if there is no such chapter."""
+    es = entries_of(doc)
+    depth = chapter_depth(doc)
+    chapters = [k for k, e in enumerate(es) if e.depth == depth]
+    numbers: dict[int, int] = {}
+    for k in chapters:
+        m = _CHAPTER_NUMBER.match(doc.sections[es[k].start].heading_path[depth - 1])
+        value = (int(m.group(1)) if m.group(1) else zh_number(m.group(2))) if m else None
+        if value is not None:
+            numbers.setdefault(value, k)
+    _, n = ref
+    if numbers:
+        if n == -1:
+            return numbers[max(numbers)]
+        if n in numbers:
+            return numbers[n]
+        first = min(numbers)
+        at = chapters.index(numbers[first]) - (first - n)
+        return chapters[at] if n < first and at >= 0 else None
+    pool = [k for k in chapters
+            if not _NOT_CHAPTER.match(doc.sections[es[k].start].heading_path[depth - 1])]
+    if n == -1:
+        return pool[-1] if pool else None
+    return pool[n - 1] if 0 < n <= len(pool) else None
+
+
 def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
                   named: set[str] | None = None, parts: int = 1,
-                  dense: Sequence[dict[int, float]] | None = None, more: int = 0) -> str:
+                  dense: Sequence[dict[int, float]] | None = None, more: int = 0,
+                  chapter: bool = False, chapter_ref: tuple[str, int] | None = None) -> str:
     """The whole sub-outline, with pages, of the part the question is about (see
     part_asked_about: a chapter, or a section with subsections), its deepest levels left
     out first when it does not fit budget tokens; empty when there is no such part or the
@@ -288,19 +373,32 @@ def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: 
     (other_parts), each within what the budget has left; a question asked by content often
     scores the right chapter second or third. more: up to this many further parts after
     those, best first, each only where its whole sub-outline fits what is left (a larger
-    budget shows more candidate parts instead of leaving its share unused)."""
+    budget shows more candidate parts instead of leaving its share unused). chapter (the
+    question names a chapter as what it asks about): each part is the chapter that holds
+    it (chapter_of), not the section in it that matched best. chapter_ref: the question
+    names a chapter by its number or place (retrieval.named_chapter): that chapter comes
+    first, in the first document that has it."""
     if budget <= 0:
         return ""
     if parts > 1 and shown is not None and shown.dropped:
         whole = build_outline(documents, counter, budget)
         if not whole.dropped:  # the whole outline fits: no part to guess
             return whole.text
-    found = part_asked_about(documents, relevance, with_children=True, named=named,
-                             dense=dense)
+    found = None
+    if chapter_ref is not None:
+        found = next(((di, ei) for di, d in enumerate(documents)
+                      if (ei := named_chapter(d, chapter_ref)) is not None), None)
+    if found is None:
+        found = part_asked_about(documents, relevance, with_children=True, named=named,
+                                 dense=dense)
     if found is None:
         return ""
+    if chapter:
+        found = (found[0], chapter_of(documents[found[0]], found[1]))
     chosen = (other_parts(documents, relevance, found, parts + more, dense)
               if parts + more > 1 else [found])
+    if chapter:
+        chosen = list(dict.fromkeys((di, chapter_of(documents[di], ei)) for di, ei in chosen))
     texts: list[str] = []
     left = budget
     for k, (di, ei) in enumerate(chosen):

@@ -330,7 +330,8 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
                                      shown=choice.outline, named=rel.named,
                                      parts=STRUCTURE_PARTS if rel.structure else 1,
                                      dense=asked["parts"],
-                                     more=policy.structure_more_parts if rel.structure else 0)
+                                     more=policy.structure_more_parts if rel.structure else 0,
+                                     chapter=rel.chapter, chapter_ref=rel.chapter_ref)
         if choice.focus:
             room.take("focus", counter.text(prompts.context_block("", "", ask.lang,
                                                                   choice.focus))

@@ -17,6 +17,7 @@ from docchat.context.retrieval import (
     SectionIndex,
     add_dense,
     add_windows,
+    asks_chapter,
     asks_position,
     asks_structure,
     asks_whole,
@@ -26,6 +27,7 @@ from docchat.context.retrieval import (
     doc_key,
     fused_scores,
     index_terms,
+    named_chapter,
     window_scores,
     without_structure_words,
 )
@@ -68,6 +70,11 @@ class Relevance:
     # it): which blocks of a section that goes in partly mean what the question asks
     # (selection.meaning_blocks), where the question shares few words with them.
     meaning: dict = field(default_factory=dict)
+    # The question names a chapter as what it asks about (retrieval.asks_chapter): the part
+    # whose sub-outline it gets is that chapter (outline.focus_outline(chapter=)).
+    chapter: bool = False
+    # ... and names it by its number or place (retrieval.named_chapter).
+    chapter_ref: tuple | None = None
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -131,7 +138,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
         parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
-                     meant, meaning)
+                     meant, meaning, asks_chapter(question), named_chapter(question))
 
 
 # The opening (or closing) windows a question about a collection's first (last) entries

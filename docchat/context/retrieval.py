@@ -137,6 +137,59 @@ WHOLE_QUESTION = re.compile(
     r"|完整|整节|整章|整个|整体|全部|概括|总结|从头到尾|一直(?:讲|说)到", re.IGNORECASE)
 
 
+# A question that names a chapter as what it asks about ("Which chapter covers ...?", "the
+# chapter on ...", "讲……的那一章有哪些小节？"): the part to show is a chapter, not the section
+# in it that matches best (outline.chapter_of).
+CHAPTER_QUESTION = re.compile(r"\bchapters?\b|章(?!程)", re.IGNORECASE)
+
+
+def asks_chapter(question: str) -> bool:
+    """Whether the question names a chapter as the part it asks about."""
+    return CHAPTER_QUESTION.search(question) is not None
+
+
+# A chapter the question names by its place or its number: "the opening chapter", "the
+# last, miscellaneous chapter", "chapter 4", "第 4 章", "第二章", "最后一章"
+# (outline.named_chapter finds it in a document).
+_ORDINALS = {"first": 1, "opening": 1, "introductory": 1, "1st": 1, "second": 2, "2nd": 2,
+             "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5, "5th": 5, "last": -1,
+             "final": -1, "closing": -1, "concluding": -1}
+_ORDINAL_CHAPTER = re.compile(rf"\b({'|'.join(_ORDINALS)}),?\s+(?:[\w-]+,?\s+){{0,2}}chapter\b",
+                              re.IGNORECASE)
+_NUMBERED_CHAPTER = re.compile(r"\bchapter\s+(\d{1,3})\b", re.IGNORECASE)
+_ZH_DIGITS = "一二三四五六七八九"
+_ZH_CHAPTER = re.compile(r"第\s*([一二三四五六七八九十两\d]{1,3})\s*章|(最后|末)\s*一?\s*章|首章")
+
+
+def zh_number(text: str) -> int | None:
+    """1-99 written in Chinese or Arabic digits ("十二", "二十", "3"); None otherwise."""
+    if text.isdigit():
+        return int(text)
+    text = text.replace("两", "二")
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        if len(tens) > 1 or len(ones) > 1:
+            return None
+        value = (_ZH_DIGITS.index(tens) + 1 if tens else 1) * 10
+        return value + (_ZH_DIGITS.index(ones) + 1 if ones else 0)
+    return _ZH_DIGITS.index(text) + 1 if len(text) == 1 and text in _ZH_DIGITS else None
+
+
+def named_chapter(question: str) -> tuple[str, int] | None:
+    """("number", n) for a chapter named by its number ("chapter 4", "第四章"), ("place",
+    n) for one named by its place (1 the first, -1 the last); None for neither."""
+    if m := _NUMBERED_CHAPTER.search(question):
+        return "number", int(m.group(1))
+    if m := _ORDINAL_CHAPTER.search(question):
+        return "place", _ORDINALS[m.group(1).lower()]
+    if m := _ZH_CHAPTER.search(question):
+        if m.group(1):
+            n = zh_number(m.group(1))
+            return ("number", n) if n else None
+        return "place", -1 if m.group(2) else 1
+    return None
+
+
 def asks_whole(question: str) -> bool:
     """Whether the question asks about a part as a whole (see WHOLE_QUESTION)."""
     return WHOLE_QUESTION.search(question) is not None

@@ -266,7 +266,8 @@ def _choose(ask: _Ask, rel, room: EvidenceBudget, win: _Window, outline: Outline
                               shown=outline, named=rel.named,
                               parts=STRUCTURE_PARTS if rel.structure else 1,
                               dense=asked["parts"],
-                              more=policy.structure_more_parts if rel.structure else 0)
+                              more=policy.structure_more_parts if rel.structure else 0,
+                              chapter=rel.chapter, chapter_ref=rel.chapter_ref)
         if focus and _sent_before(focus, win):
             focus = ""  # an earlier turn in the window shows the same part's outline
         if focus:
