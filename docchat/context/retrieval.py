@@ -244,7 +244,12 @@ def asks_position(question: str) -> str:
 # Where a question that asks several things splits into its parts (aspects()): sentence
 # ends, and a comma before "and", "but" or "or" ("How do I remove R itself, and how a single
 # package?", "……吗？……呢？"). A part needs ASPECT_TERMS content words to be searched alone.
-ASPECT_SPLIT = re.compile(r"[？?！!。；;]+|,\s*(?:and|but|or)\s+", re.IGNORECASE)
+ASPECT_SPLIT = re.compile(
+    r"[？?！!。；;]+|,\s*(?:and|but|or)\s+"
+    # "... compute and what are ... meant to achieve?", "the chapter on X and the Y chapter"
+    r"|\s+and\s+(?=(?:what|how|which|where|why|who|whom|when|whether|the)\s)"
+    # "……怎么加引用标签，又怎么在正文里引用它？", "……，和后面……怎么衔接？"
+    r"|，\s*(?=又|还|再|并且|而且|以及|同时|另外|和|跟|与)", re.IGNORECASE)
 ASPECT_TERMS = 2
 
 

@@ -114,6 +114,17 @@ def test_aspects_splits_a_question_that_asks_several_things():
         "这本书是写给哪些人看的", "中文版翻译概念时又向哪本书看齐"]
     assert aspects("Which option sets the paper size?") == []
     assert aspects("Why? Because of the paper size option.") == []
+    # Two questions joined by "and" before a question word or a second noun phrase, and a
+    # Chinese comma before 又/和/还 ...: each part is searched alone.
+    assert aspects("What do the low index functions compute and what are Tietze "
+                   "transformations meant to achieve?") == [
+        "What do the low index functions compute",
+        "what are Tietze transformations meant to achieve"]
+    assert aspects("How do the chapter on storing dates and the calc chapter fit together?") == [
+        "How do the chapter on storing dates", "the calc chapter fit together"]
+    assert aspects("带编号的代码盒子怎么加引用标签，又怎么在正文里引用它？") == [
+        "带编号的代码盒子怎么加引用标签", "又怎么在正文里引用它"]
+    assert aspects("How do I install R and the packages?") == []  # one thing asked
 
 
 def _two_places() -> Document:
