@@ -29,7 +29,7 @@ TUNING_QUESTIONS = ["bench/eval/tune2.json"] + [f"bench/eval/blind{s}.json"
                                                for s in ("", "2", "3", "4", "5", "6", "7", "8",
                                                          "9", "10", "11", "12", "13", "14", "15",
                                                          "16", "17", "18", "19", "20",
-                                                         "21")]
+                                                         "21", "22")]
 
 
 class Spy:
