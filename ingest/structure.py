@@ -56,6 +56,17 @@ _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
 _ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+((?:[^\W_]|[\"“`']).*?)(?:[ \t]+=+)?[ \t]*$")
 _ADOC_MIN = 3  # of them at level 1 or deeper ("== ..."): one "=" starts a formula's line too
 _ADOC_UNDERLINE_SLACK = 2
+# A LaTeX source read as plain text (a manual shipped as its .tex file): its sectioning
+# commands on lines of their own are its headings, \part to \paragraph, the title keeping
+# the command as the text prints it. Only in a text that is a LaTeX document (its first line
+# other than comments starts with \documentclass or \begin{document}): a plain text quoting
+# such lines in its examples (the CJK package's README) is not one.
+_TEX_DOCUMENT = re.compile(r"^\s*\\(?:documentclass|begin\{document\})")
+_TEX_HEADING = re.compile(
+    r"^\s*\\(part|chapter|section|subsection|subsubsection|paragraph)\*?(?:\[[^\]]*\])?"
+    r"\{.+\}\s*(?:%.*)?$")
+_TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
+              "subsubsection": 4.0, "paragraph": 5.0}
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
 # paragraph indentation?": the chapter's question finished by each section) is part of the
@@ -210,6 +221,10 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     n = len(lines)
     adoc = not markdown and sum(1 for line in lines if line.startswith("==")
                                 and _ADOC_TITLE.match(line)) >= _ADOC_MIN
+    first = next((line for line in lines if line.strip() and not line.lstrip().startswith("%")),
+                 "")
+    tex = not markdown and _TEX_DOCUMENT.match(first) is not None \
+        and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
@@ -237,6 +252,10 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
             continue
         if adoc and (m := _ADOC_TITLE.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
+            continue
+        if tex:  # headings marked up: no guessing from numbers, indents or underlines
+            if m := _TEX_HEADING.match(raw):
+                heads.append(_Heading(i, i + 1, _TEX_RANKS[m.group(1)], line))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
@@ -574,8 +593,11 @@ _CHAPTER_PREFIX = re.compile(
 )
 
 
-def _norm(text: str) -> str:
-    return _NON_WORD.sub("", text.lower())
+def _norm(text: str, logos: bool = True) -> str:
+    """text's letters and digits, lower case; logos: the XeTeX logo's reversed E ("XƎTEX")
+    read as the e a bookmark spells ("XeTeX"), for finding a bookmark's title on its page."""
+    low = text.lower()
+    return _NON_WORD.sub("", low.replace("ǝ", "e") if logos else low)
 
 
 # A chapter's number printed on its own line above the title: "Chapter 70", "Part II",
@@ -745,7 +767,8 @@ def _outline_headings(lines: list[str], line_pages: list[int], first_line: dict[
         else:
             start, end, printed = found
             title = entry.title
-            if printed and _norm(lines[start]) != _norm(entry.title) and end == start + 1:
+            if printed and _norm(lines[start], False) != _norm(entry.title, False) \
+                    and end == start + 1:
                 title = lines[start].strip()  # keeps the number: "1.1 Scope"
             elif printed and (m := _NUMBERED.match(lines[start].strip())) \
                     and not _norm(entry.title).startswith(_norm(m.group(1))):

@@ -589,6 +589,35 @@ def test_asciidoc_titles_are_headings_and_listing_delimiters_are_not_underlines(
                                     "=== How to merge")
 
 
+def test_a_latex_source_read_as_text_has_its_sectioning_commands_for_headings():
+    """zhcon's manual ships as its LaTeX source (saved as text): "\\section{下载和安装}" was
+    body text and the manual one section. In a LaTeX document (its first line other than
+    comments starts with \\documentclass or \\begin{document}) the sectioning commands are the
+    headings, levels from the command; a text that only quotes such lines (the CJK package's
+    README) keeps guessing as before."""
+    text = ("\\documentclass[a4paper]{article}\n\\begin{document}\n\\title{手册}\n"
+            "\\section{介绍}\n\\subsection{简介}\nzhcon 是一个中文平台。\n"
+            "\\section*{下载和安装} % 安装\n\\subsection[短]{系统需求}\n需要 Linux。\n"
+            "1. Numbered line in a list\nMore text.\n\\end{document}\n")
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("\\section{介绍}",), ("\\section{介绍}", "\\subsection{简介}"),
+        ("\\section*{下载和安装} % 安装",),
+        ("\\section*{下载和安装} % 安装", "\\subsection[短]{系统需求}")]
+    assert "1. Numbered line in a list" in secs[-1].text
+    quoted = ("Use these commands:\n\\documentclass{article}\n\\section{Intro}\nand\n"
+              "\\section{Usage}\nin your file.\n")
+    assert all(not s.heading_path for s in build_sections(pages(quoted)))
+
+
+def test_the_xetex_logo_on_the_page_matches_its_bookmark():
+    """unicode-math's appendix prints "D XƎTEX math font dimensions" (the logo's reversed E)
+    where its bookmark says "XeTeX": the printed heading, with its letter, is the title."""
+    p = pages("Front matter\n", "Tables above.\nD XƎTEX math font dimensions\nThese are.")
+    secs = build_sections(p, outline=[Entry("XeTeX math font dimensions", 1, 2)])
+    assert secs[1].title == "D XƎTEX math font dimensions" and secs[1].text == "These are."
+
+
 def test_markdown_headings_written_as_html_elements():
     """A README that writes some headings as HTML elements (for an anchor to jump to) has
     them in its outline: before, its tutorial sat under the previous "## Links" heading."""
