@@ -287,6 +287,10 @@ def chapter_depth(doc: Document) -> int:
     headings that are not Parts (one title heading over the whole text, as many Markdown
     files have, is no chapter), unless none of them is numbered and the next level has
     numbered chapters ("User Guide" over "1. Introduction", "2. Package Options")."""
+    return _DEPTHS.get(doc, _chapter_depth)
+
+
+def _chapter_depth(doc: Document) -> int:
     es = entries_of(doc)
     deepest = max((e.depth for e in es), default=1)
 
@@ -303,6 +307,9 @@ def chapter_depth(doc: Document) -> int:
             continue
         return depth
     return 1
+
+
+_DEPTHS: DocumentCache[int] = DocumentCache(16, equal=False)
 
 
 def chapter_of(doc: Document, ei: int) -> int:
