@@ -135,9 +135,10 @@ def _tex_quotes(title: str) -> str:
 # one is the bracket the page prints.
 _MATH_SYMBOLS = re.compile(rb"(?:^|\+)(?:CMSY|LMSY|LMMathSymbols)", re.I)
 # A closing bracket read as "i" ends the metavariable's name ("hnamei}", "hnum1i-", "hitem,
-# ...i"), and few English words end in "i": only those are looked up, so pages without the
-# font cost almost nothing (a name run into the next word, "hindexith", is left as it is).
-_CLOSING_I = re.compile(r"(?<=[A-Za-z0-9.)])i(?![A-Za-z])")
+# ...i", or the next one's opening bracket: "hvalueihtrue keylisti"), and few English words
+# end in "i": only those are looked up, so pages without the font cost almost nothing (a
+# name run into the next word, "hindexith", is left as it is).
+_CLOSING_I = re.compile(r"(?<=[A-Za-z0-9.)])i(?![A-Za-gi-z])")
 _ANGLES = {"h": "\u27e8", "i": "\u27e9"}
 _ANGLE_REACH = 80  # characters from an opening bracket to its closing one, at most
 

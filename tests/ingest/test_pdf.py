@@ -116,6 +116,13 @@ def test_tex_angle_brackets_from_a_symbol_font(tmp_path):
                          ("F1", " with hi his chi multi.")])
     text = extract_pages(path).pages[0]
     assert "\\newbool{\u27e8name\u27e9} or \\pretoh\u27e8hook\u27e9 with hi his chi multi." in text
+    # Two in a row (Forest's "<value><true keylist>"): the first closing bracket is followed
+    # by the next one's opening bracket, not by a space.
+    path = tmp_path / "two.pdf"
+    _two_font_pdf(path, [("F1", "key="), ("F2", "h"), ("F1", "value"), ("F2", "ih"),
+                         ("F1", "true keylist"), ("F2", "i"), ("F1", " and Delhi hikes.")])
+    text = extract_pages(path).pages[0]
+    assert "key=\u27e8value\u27e9\u27e8true keylist\u27e9 and Delhi hikes." in text
 
 
 def test_broken_pdf():
