@@ -67,6 +67,12 @@ _TEX_HEADING = re.compile(
     r"\{.+\}\s*(?:%.*)?$")
 _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
               "subsubsection": 4.0, "paragraph": 5.0}
+# A manual page rendered to text (man, groff -Tutf8): its first line names the page at both
+# ends ("BASH(1)   General Commands Manual   BASH(1)"), its section titles stand at column 0
+# ("NAME", "描述(DESCRIPTION)"), its subsection titles at column 3 over a body at column 7.
+_MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
+_MAN_SUBSECTION = re.compile(r"^ {3}\S")
+_MAN_BODY = re.compile(r"^ {7}")
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
 # paragraph indentation?": the chapter's question finished by each section) is part of the
@@ -213,6 +219,15 @@ class _Numbering:
         return _plausible_next(self.num, num)
 
 
+# The header's and footer's end: the page's name and section ("... BASH(1)").
+_MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
+
+
+def _next_text(lines: list[str], i: int) -> str:
+    """The next non-blank line after line i ("" at the end)."""
+    return next((line for line in lines[i + 1:] if line.strip()), "")
+
+
 def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     heads: list[_Heading] = []
     wrap = _text_width(lines)
@@ -225,6 +240,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
                  "")
     tex = not markdown and _TEX_DOCUMENT.match(first) is not None \
         and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2
+    man = not markdown and _MAN_HEADER.match(first.rstrip()) is not None
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
@@ -256,6 +272,12 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if tex:  # headings marked up: no guessing from numbers, indents or underlines
             if m := _TEX_HEADING.match(raw):
                 heads.append(_Heading(i, i + 1, _TEX_RANKS[m.group(1)], line))
+            continue
+        if man:  # titles by their column; the page's header and footer name the page
+            if raw[0] != " " and not _MAN_TITLE_END.search(line):
+                heads.append(_Heading(i, i + 1, 1.0, line))
+            elif _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
+                heads.append(_Heading(i, i + 1, 2.0, line))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \

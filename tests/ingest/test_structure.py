@@ -610,6 +610,24 @@ def test_a_latex_source_read_as_text_has_its_sectioning_commands_for_headings():
     assert all(not s.heading_path for s in build_sections(pages(quoted)))
 
 
+def test_a_man_page_rendered_to_text_has_its_section_titles_for_headings():
+    """A manual page rendered by groff (manpages-zh's bash page) had no headings: its section
+    titles stand at column 0, its subsections at column 3 over a body at column 7, and the
+    first and last lines name the page. Those columns are the headings now; the options
+    list's lines at column 7 are body."""
+    text = ("BASH(1)            General Commands Manual            BASH(1)\n\n\n\nNAME\n"
+            "       bash - GNU Bourne-Again SHell\n\n描述(DESCRIPTION)\n"
+            "       Bash 是一个 shell。\n"
+            "\nshell语法(\"SHELL GRAMMAR\")\n   Simple Commands 简单命令\n"
+            "       简单命令是一系列单词。\n\n       -c string 如果有 -c 选项\n\n"
+            "GNU Bash-2.05b              2002 July 15                  BASH(1)\n")
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("NAME",), ("描述(DESCRIPTION)",), ('shell语法("SHELL GRAMMAR")',),
+        ('shell语法("SHELL GRAMMAR")', "Simple Commands 简单命令")]
+    assert "-c string" in secs[-1].text and "GNU Bash-2.05b" in secs[-1].text
+
+
 def test_the_xetex_logo_on_the_page_matches_its_bookmark():
     """unicode-math's appendix prints "D XƎTEX math font dimensions" (the logo's reversed E)
     where its bookmark says "XeTeX": the printed heading, with its letter, is the title."""
