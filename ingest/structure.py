@@ -73,6 +73,17 @@ _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
 _MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
 _MAN_SUBSECTION = re.compile(r"^ {3}\S")
 _MAN_BODY = re.compile(r"^ {7}")
+# A Vim help file ("*usr_41.txt*  For Vim version 9.0." on its first line): a line under a
+# rule of "=" is a section's title ("*41.1*  Introduction  *vim-script-intro*"), a line
+# under a rule of "-" a subsection's.
+_VIM_HELP = re.compile(r"^\*[\w.-]+\.txt\*\s")
+_VIM_RULE = re.compile(r"^(=|-)\1{39,}\s*$")
+# An Org / Emacs outline-mode text (Emacs's DEBUG, NEWS): "** Preliminaries", "*** Configuring
+# GDB"; the stars give the level. Only in a text with at least _ORG_MIN such lines of two or
+# more stars (a bullet list's single "* " items alone are no outline).
+_ORG_HEADING = re.compile(r"^(\*{1,8})[ \t]+\S")
+_ORG_DEEP = re.compile(r"^\*{2,8}[ \t]+\S")
+_ORG_MIN = 3
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
 # paragraph indentation?": the chapter's question finished by each section) is part of the
@@ -241,6 +252,9 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     tex = not markdown and _TEX_DOCUMENT.match(first) is not None \
         and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2
     man = not markdown and _MAN_HEADER.match(first.rstrip()) is not None
+    vim = not markdown and _VIM_HELP.match(first) is not None
+    org = not (markdown or tex or man or vim) \
+        and sum(1 for line in lines if _ORG_DEEP.match(line)) >= _ORG_MIN
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
@@ -272,6 +286,15 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if tex:  # headings marked up: no guessing from numbers, indents or underlines
             if m := _TEX_HEADING.match(raw):
                 heads.append(_Heading(i, i + 1, _TEX_RANKS[m.group(1)], line))
+            continue
+        if vim:  # titles under the rules
+            if i > 0 and (m := _VIM_RULE.match(lines[i - 1])) and not _VIM_RULE.match(raw):
+                heads.append(_Heading(i, i + 1, 1.0 if m.group(1) == "=" else 2.0,
+                                      " ".join(line.split())))
+            continue
+        if org:
+            if m := _ORG_HEADING.match(raw):
+                heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
             continue
         if man:  # titles by their column; the page's header and footer name the page
             if raw[0] != " " and not _MAN_TITLE_END.search(line):

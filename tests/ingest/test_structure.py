@@ -628,6 +628,29 @@ def test_a_man_page_rendered_to_text_has_its_section_titles_for_headings():
     assert "-c string" in secs[-1].text and "GNU Bash-2.05b" in secs[-1].text
 
 
+def test_vim_help_and_org_outline_texts_have_their_headings():
+    """Vim's user manual chapters (usr_41.txt) title each section on the line under a rule
+    of "=", and Emacs's DEBUG file is an Org outline ("** Preliminaries", "*** Configuring
+    GDB"): both were one or two sections. A text of "* " bullet items alone stays as it was."""
+    rule = "=" * 78
+    vim = ("*usr_41.txt*\tFor Vim version 9.0.\n\n|41.1|\tIntroduction\n\n"
+           f"{rule}\n*41.1*\tIntroduction\t\t*vim-script-intro*\n\nLet us start.\n\n"
+           f"{rule}\n*41.2*\tVariables\n\nA variable name.\n\n{'-' * 78}\nScopes\n\nText.\n")
+    secs = build_sections(pages(vim))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("*41.1* Introduction *vim-script-intro*",), ("*41.2* Variables",),
+        ("*41.2* Variables", "Scopes")]
+    org = ("Debugging GNU Emacs\n\n** Preliminaries\n\nSkip it.\n\n*** Configuring GDB\n\n"
+           "Use gdbinit.\n\n*** Running Emacs from GDB\n\nRun it.\n\n** Getting control\n\n"
+           "Put a breakpoint.\n* a bullet-like top heading\n")
+    secs = build_sections(pages(org))
+    assert [s.heading_path[-1] for s in secs if s.heading_path] == [
+        "** Preliminaries", "*** Configuring GDB", "*** Running Emacs from GDB",
+        "** Getting control", "* a bullet-like top heading"]
+    bullets = "Notes\n\n* one item\n* two items\n** a nested item\n\nMore text.\n"
+    assert not any("item" in " ".join(s.heading_path) for s in build_sections(pages(bullets)))
+
+
 def test_the_xetex_logo_on_the_page_matches_its_bookmark():
     """unicode-math's appendix prints "D XƎTEX math font dimensions" (the logo's reversed E)
     where its bookmark says "XeTeX": the printed heading, with its letter, is the title."""
