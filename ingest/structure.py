@@ -234,6 +234,39 @@ class _Numbering:
 _MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
 
 
+def _marked_up(lines: list[str]) -> str:
+    """How a plain text marks its headings up, if it does: "tex" (a LaTeX source), "man" (a
+    manual page rendered to text), "vim" (a Vim help file), "org" (an Org outline), or ""."""
+    first = next((line for line in lines if line.strip() and not line.lstrip().startswith("%")),
+                 "")
+    if _TEX_DOCUMENT.match(first) and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2:
+        return "tex"
+    if _MAN_HEADER.match(first.rstrip()):
+        return "man"
+    if _VIM_HELP.match(first):
+        return "vim"
+    return "org" if sum(1 for line in lines if _ORG_DEEP.match(line)) >= _ORG_MIN else ""
+
+
+def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
+    """The heading on line i of a text marked up as mode (_marked_up), or None."""
+    raw = lines[i]
+    line = raw.strip()
+    if mode == "tex" and (m := _TEX_HEADING.match(raw)):
+        return _Heading(i, i + 1, _TEX_RANKS[m.group(1)], line)
+    if mode == "vim" and i > 0 and (m := _VIM_RULE.match(lines[i - 1])) \
+            and not _VIM_RULE.match(raw):  # titles under the rules
+        return _Heading(i, i + 1, 1.0 if m.group(1) == "=" else 2.0, " ".join(line.split()))
+    if mode == "org" and (m := _ORG_HEADING.match(raw)):
+        return _Heading(i, i + 1, float(len(m.group(1))), line)
+    if mode == "man":  # titles by their column; the page's header and footer name the page
+        if raw[0] != " " and not _MAN_TITLE_END.search(line):
+            return _Heading(i, i + 1, 1.0, line)
+        if _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
+            return _Heading(i, i + 1, 2.0, line)
+    return None
+
+
 def _next_text(lines: list[str], i: int) -> str:
     """The next non-blank line after line i ("" at the end)."""
     return next((line for line in lines[i + 1:] if line.strip()), "")
@@ -247,14 +280,7 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     n = len(lines)
     adoc = not markdown and sum(1 for line in lines if line.startswith("==")
                                 and _ADOC_TITLE.match(line)) >= _ADOC_MIN
-    first = next((line for line in lines if line.strip() and not line.lstrip().startswith("%")),
-                 "")
-    tex = not markdown and _TEX_DOCUMENT.match(first) is not None \
-        and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2
-    man = not markdown and _MAN_HEADER.match(first.rstrip()) is not None
-    vim = not markdown and _VIM_HELP.match(first) is not None
-    org = not (markdown or tex or man or vim) \
-        and sum(1 for line in lines if _ORG_DEEP.match(line)) >= _ORG_MIN
+    mode = "" if markdown else _marked_up(lines)
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
@@ -283,24 +309,9 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
         if adoc and (m := _ADOC_TITLE.match(raw)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
             continue
-        if tex:  # headings marked up: no guessing from numbers, indents or underlines
-            if m := _TEX_HEADING.match(raw):
-                heads.append(_Heading(i, i + 1, _TEX_RANKS[m.group(1)], line))
-            continue
-        if vim:  # titles under the rules
-            if i > 0 and (m := _VIM_RULE.match(lines[i - 1])) and not _VIM_RULE.match(raw):
-                heads.append(_Heading(i, i + 1, 1.0 if m.group(1) == "=" else 2.0,
-                                      " ".join(line.split())))
-            continue
-        if org:
-            if m := _ORG_HEADING.match(raw):
-                heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
-            continue
-        if man:  # titles by their column; the page's header and footer name the page
-            if raw[0] != " " and not _MAN_TITLE_END.search(line):
-                heads.append(_Heading(i, i + 1, 1.0, line))
-            elif _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
-                heads.append(_Heading(i, i + 1, 2.0, line))
+        if mode:  # headings marked up: no guessing from numbers, indents or underlines
+            if head := _marked_heading(mode, lines, i):
+                heads.append(head)
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
