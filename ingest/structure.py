@@ -73,6 +73,8 @@ _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
 _MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
 _MAN_SUBSECTION = re.compile(r"^ {3}\S")
 _MAN_BODY = re.compile(r"^ {7}")
+# The header's and footer's end: the page's name and section ("... BASH(1)").
+_MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
 # A Vim help file ("*usr_41.txt*  For Vim version 9.0." on its first line): a line under a
 # rule of "=" is a section's title ("*41.1*  Introduction  *vim-script-intro*"), a line
 # under a rule of "-" a subsection's.
@@ -228,10 +230,6 @@ class _Numbering:
         if self.num is None and self.resume is not None:
             return _plausible_next(self.resume, num) or all(x <= 1 for x in num)
         return _plausible_next(self.num, num)
-
-
-# The header's and footer's end: the page's name and section ("... BASH(1)").
-_MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
 
 
 def _marked_up(lines: list[str]) -> str:

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.passages import TokenCounter, page_marker
-from docchat.context.retrieval import STOPWORDS, index_terms, zh_number
+from docchat.context.retrieval import STOPWORDS, ZH_NUMERAL, index_terms, zh_number
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -126,6 +126,11 @@ PART_TOP = 3  # a part (heading) scores as the sum of its best sections' scores
 PART_ALPHA = 0.6  # the part asked about: the smallest one scoring this share of the best
 
 
+def entry_title(doc: Document, e: Entry) -> str:
+    """The title of outline entry e: its heading at its own depth."""
+    return doc.sections[e.start].heading_path[e.depth - 1]
+
+
 def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
     """Score of each heading (entry) of doc for the question: the sum of the PART_TOP best
     section scores under it (relevance: section position -> score)."""
@@ -160,7 +165,7 @@ def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, floa
         for ei, e in enumerate(es):
             if with_children and not _has_children(es, ei):
                 continue
-            words = title_terms(d.sections[e.start].heading_path[e.depth - 1])
+            words = title_terms(entry_title(d, e))
             hit = len(words & named)
             if not words or hit < len(words) or (hit == 1 and scores[ei] <= 0):
                 continue
@@ -295,7 +300,7 @@ def _chapter_depth(doc: Document) -> int:
     deepest = max((e.depth for e in es), default=1)
 
     def titles(depth: int) -> list[str]:
-        return [doc.sections[e.start].heading_path[depth - 1] for e in es if e.depth == depth]
+        return [entry_title(doc, e) for e in es if e.depth == depth]
 
     for depth in range(1, deepest + 1):
         level = titles(depth)
@@ -328,7 +333,7 @@ def chapter_of(doc: Document, ei: int) -> int:
 # A chapter's own number at the start of its title: "4 Questions and points", "Chapter 23
 # Lyrics", "第3章 绪论" (retrieval.zh_number reads "第三章").
 _CHAPTER_NUMBER = re.compile(
-    r"^\s*(?:chapter\s+)?(\d{1,3})(?!\d|\.\d)|^\s*第\s*([一二三四五六七八九十两\d]{1,3})\s*章",
+    rf"^\s*(?:chapter\s+)?(\d{{1,3}})(?!\d|\.\d)|^\s*第\s*({ZH_NUMERAL}{{1,3}})\s*章",
     re.IGNORECASE)
 # Headings around the chapters that are no chapter of the text.
 _NOT_CHAPTER = re.compile(r"^\s*(?:(?:table of )?contents|index|bibliography|references|"
@@ -346,7 +351,7 @@ def named_chapter(doc: Document, ref: tuple[str, int]) -> int | None:
     chapters = [k for k, e in enumerate(es) if e.depth == depth]
     numbers: dict[int, int] = {}
     for k in chapters:
-        m = _CHAPTER_NUMBER.match(doc.sections[es[k].start].heading_path[depth - 1])
+        m = _CHAPTER_NUMBER.match(entry_title(doc, es[k]))
         value = (int(m.group(1)) if m.group(1) else zh_number(m.group(2))) if m else None
         if value is not None:
             numbers.setdefault(value, k)
@@ -359,8 +364,7 @@ def named_chapter(doc: Document, ref: tuple[str, int]) -> int | None:
         first = min(numbers)
         at = chapters.index(numbers[first]) - (first - n)
         return chapters[at] if n < first and at >= 0 else None
-    pool = [k for k in chapters
-            if not _NOT_CHAPTER.match(doc.sections[es[k].start].heading_path[depth - 1])]
+    pool = [k for k in chapters if not _NOT_CHAPTER.match(entry_title(doc, es[k]))]
     if n == -1:
         return pool[-1] if pool else None
     return pool[n - 1] if 0 < n <= len(pool) else None

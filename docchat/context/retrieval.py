@@ -158,7 +158,8 @@ _ORDINAL_CHAPTER = re.compile(rf"\b({'|'.join(_ORDINALS)}),?\s+(?:[\w-]+,?\s+){{
                               re.IGNORECASE)
 _NUMBERED_CHAPTER = re.compile(r"\bchapter\s+(\d{1,3})\b", re.IGNORECASE)
 _ZH_DIGITS = "一二三四五六七八九"
-_ZH_CHAPTER = re.compile(r"第\s*([一二三四五六七八九十两\d]{1,3})\s*章|(最后|末)\s*一?\s*章|首章")
+ZH_NUMERAL = r"[一二三四五六七八九十两\d]"  # a character of a chapter's number (zh_number)
+_ZH_CHAPTER = re.compile(rf"第\s*({ZH_NUMERAL}{{1,3}})\s*章|(最后|末)\s*一?\s*章|首章")
 
 
 def zh_number(text: str) -> int | None:
