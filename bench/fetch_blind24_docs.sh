@@ -30,7 +30,7 @@ files="paracol.pdf floatrow.pdf pdfx.pdf emacs-debug.txt vim-usr41.txt vimtutor-
 # shellcheck disable=SC2086
 if fetched "$out" $files; then echo "$out"; exit 0; fi
 
-command -v groff >/dev/null || { echo "groff is needed (apt-get install groff-base)" >&2; exit 1; }
+need_groff
 pkgs="texlive-latex-extra-doc emacs-common vim-runtime manpages-zh"
 declare -A want=([texlive-latex-extra-doc]=2022.20230122-4 [emacs-common]=1:28.2+1-15+deb12u4
   [vim-runtime]=2:9.0.1378-2+deb12u2 [manpages-zh]=1.6.4.0-1)
@@ -40,9 +40,7 @@ cd "$tmp"
 # manpages-zh 5 MB; all four are arch all).
 # shellcheck disable=SC2086
 download $pkgs
-g=$(dpkg-query -W -f='${Version}' groff-base 2>/dev/null || echo unknown)
-echo "groff-base $g (used, not downloaded)" >>versions.txt
-[ "$g" = 1.22.4-10 ] || echo "warning: groff-base is $g; the questions were written on 1.22.4-10" >&2
+groff_version 1.22.4-10
 d=./usr/share/doc/texlive-doc/latex
 x texlive-latex-extra-doc $d/paracol/paracol.pdf $d/floatrow/floatrow.pdf $d/pdfx/pdfx.pdf
 x emacs-common ./usr/share/emacs/28.2/etc/DEBUG ./usr/share/emacs/28.2/etc/tutorials/TUTORIAL.cn
@@ -54,7 +52,7 @@ cp x/usr/share/emacs/28.2/etc/DEBUG "$out/emacs-debug.txt"
 cp x/usr/share/emacs/28.2/etc/tutorials/TUTORIAL.cn "$out/emacs-tutorial-zh.txt"
 cp x/usr/share/vim/vim90/doc/usr_41.txt "$out/vim-usr41.txt"
 cp x/usr/share/vim/vim90/tutor/tutor.zh_cn.utf-8 "$out/vimtutor-zh.txt"
-render() { gzip -dc "$1" | LC_ALL=C.UTF-8 groff -k -Kutf8 -mandoc -Tutf8 -rLL=100n -rHY=0 -P-cbou 2>/dev/null; }
+render() { man_text "$1"; }
 render x/$m/man1/bash.1.gz >"$out/bash-zh.txt"
 render x/$m/man5/smb.conf.5.gz >"$out/smb-conf-zh.txt"
 render x/$m/man7/bootparam.7.gz >"$out/bootparam-zh.txt"

@@ -34,7 +34,7 @@ files="biblatex-chicago.pdf ekdosis.pdf momanual.pdf man-db-manual.txt man-db-ne
 # shellcheck disable=SC2086
 if fetched "$out" $files; then echo "$out"; exit 0; fi
 
-command -v groff >/dev/null || { echo "groff is needed (apt-get install groff-base)" >&2; exit 1; }
+need_groff
 pkgs="texlive-bibtex-extra texlive-luatex texlive-metapost-doc man-db manpages-zh"
 declare -A want=([texlive-bibtex-extra]=2022.20230122-4 [texlive-luatex]=2022.20230122-3
   [texlive-metapost-doc]=2022.20230122-3 [man-db]=2.11.2-2 [manpages-zh]=1.6.4.0-1)
@@ -44,9 +44,7 @@ cd "$tmp"
 # texlive-luatex 23 MB, manpages-zh 5 MB, man-db 1.4 MB).
 # shellcheck disable=SC2086
 download $pkgs
-g=$(dpkg-query -W -f='${Version}' groff-base 2>/dev/null || echo unknown)
-echo "groff-base $g (used, not downloaded)" >>versions.txt
-[ "$g" = 1.22.4-10 ] || echo "warning: groff-base is $g; the questions were written on 1.22.4-10" >&2
+groff_version 1.22.4-10
 d=./usr/share/doc/texlive-doc
 x texlive-bibtex-extra $d/latex/biblatex-chicago/biblatex-chicago.pdf $d/latex/biblatex/CHANGES.md.gz
 x texlive-luatex $d/lualatex/ekdosis/ekdosis.pdf
@@ -60,7 +58,7 @@ cp x/$d/latex/biblatex-chicago/biblatex-chicago.pdf x/$d/lualatex/ekdosis/ekdosi
 gzip -dc x/$d/latex/biblatex/CHANGES.md.gz >"$out/biblatex-changes.md"
 gzip -dc x/usr/share/doc/man-db/NEWS.md.gz >"$out/man-db-news.md"
 gzip -dc x/usr/share/doc/man-db/man-db-manual.txt.gz | sed 's/\x1b\[[0-9;]*m//g' >"$out/man-db-manual.txt"
-render() { gzip -dc "$1" | LC_ALL=C.UTF-8 groff -k -t -Kutf8 -mandoc -Tutf8 -rLL=100n -rHY=0 -P-cbou 2>/dev/null; }
+render() { man_text "$1" -t; }
 render x/$m/man1/man.1.gz >"$out/man-zh.txt"
 render x/$m/man1/systemctl.1.gz >"$out/systemctl-zh.txt"
 render x/$m/man1/psql.1.gz >"$out/psql-zh.txt"
