@@ -86,6 +86,15 @@ _VIM_RULE = re.compile(r"^(=|-)\1{39,}\s*$")
 _ORG_HEADING = re.compile(r"^(\*{1,8})[ \t]+\S")
 _ORG_DEEP = re.compile(r"^\*{2,8}[ \t]+\S")
 _ORG_MIN = 3
+# A text that titles each part on the line under a long rule (vimtutor, in every language:
+# "~~~~" then "Lesson 1.1:  MOVING THE CURSOR", "第一讲第一节：移动光标"; a banner of "=" around
+# its own title). It is such a text when at least _RULED_MIN rules have a title under them
+# (a short line, then a blank line) and most of its rules do: underlines (setext) and rules
+# between paragraphs have a blank line or a paragraph under them.
+_RULE = re.compile(r"^[ \t]*([=~\-*#_])\1{39,}[ \t]*$")
+_RULED_MIN = 4
+_RULED_TITLE_CHARS = 60
+_RULE_EDGE = re.compile(r"^[=~\-*#_ \t]+|[=~\-*#_ \t]+$")
 _LEADERS = re.compile(r"\.\s?\.\s?\.|…")
 # One ellipsis ending a title ("5 But how do I . . .") or opening one ("5.1 . . . prevent
 # paragraph indentation?": the chapter's question finished by each section) is part of the
@@ -99,8 +108,9 @@ _ZH_CLAUSE = re.compile(r"[，。；]")
 _ZH_TITLE_CHARS = 30
 _SENTENCE_END = re.compile(r"[.,;。，；]$")
 # A fence opens or closes a code block: three backticks with no backtick after them on the
-# line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes.
-FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~)")
+# line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes, but not a rule
+# of 40 or more tildes alone (vimtutor's, between its lessons: see _RULE).
+FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~(?!~{37,}[ \t]*$))")
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
@@ -234,7 +244,8 @@ class _Numbering:
 
 def _marked_up(lines: list[str]) -> str:
     """How a plain text marks its headings up, if it does: "tex" (a LaTeX source), "man" (a
-    manual page rendered to text), "vim" (a Vim help file), "org" (an Org outline), or ""."""
+    manual page rendered to text), "vim" (a Vim help file), "org" (an Org outline), "ruled"
+    (titles under rules), or ""."""
     first = next((line for line in lines if line.strip() and not line.lstrip().startswith("%")),
                  "")
     if _TEX_DOCUMENT.match(first) and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2:
@@ -243,7 +254,23 @@ def _marked_up(lines: list[str]) -> str:
         return "man"
     if _VIM_HELP.match(first):
         return "vim"
-    return "org" if sum(1 for line in lines if _ORG_DEEP.match(line)) >= _ORG_MIN else ""
+    if sum(1 for line in lines if _ORG_DEEP.match(line)) >= _ORG_MIN:
+        return "org"
+    rules = [i for i, line in enumerate(lines) if _RULE.match(line)]
+    titled = sum(1 for i in rules if _ruled_title(lines, i + 1))
+    return "ruled" if titled >= _RULED_MIN and 2 * titled > len(rules) else ""
+
+
+def _ruled_title(lines: list[str], i: int) -> str:
+    """The title on line i when it stands under a rule (see _RULE), else "": a short line
+    that is no rule and no sentence, with a blank line, a rule or the end under it."""
+    if not 0 < i < len(lines) or not _RULE.match(lines[i - 1]) or _RULE.match(lines[i]):
+        return ""
+    title = " ".join(_RULE_EDGE.sub("", lines[i]).split())
+    below = lines[i + 1] if i + 1 < len(lines) else ""
+    ok = 0 < len(title) <= _RULED_TITLE_CHARS and not _SENTENCE_END.search(title) \
+        and (not below.strip() or _RULE.match(below))
+    return title if ok else ""
 
 
 def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
@@ -257,6 +284,8 @@ def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
         return _Heading(i, i + 1, 1.0 if m.group(1) == "=" else 2.0, " ".join(line.split()))
     if mode == "org" and (m := _ORG_HEADING.match(raw)):
         return _Heading(i, i + 1, float(len(m.group(1))), line)
+    if mode == "ruled" and (title := _ruled_title(lines, i)):
+        return _Heading(i, i + 1, 1.0, title)
     if mode == "man":  # titles by their column; the page's header and footer name the page
         if raw[0] != " " and not _MAN_TITLE_END.search(line):
             return _Heading(i, i + 1, 1.0, line)

@@ -651,6 +651,29 @@ def test_vim_help_and_org_outline_texts_have_their_headings():
     assert not any("item" in " ".join(s.heading_path) for s in build_sections(pages(bullets)))
 
 
+def test_a_text_that_titles_its_parts_under_rules_has_them_for_headings():
+    """vimtutor (Chinese here) puts each lesson's title on the line under a rule of 78 "~":
+    those rules were taken for code fences, so every other lesson was code, and numbered
+    steps ("2. 然后输入：") were headings instead. A text whose rules mostly have no title
+    under them (underlines, breaks between paragraphs) keeps its other headings."""
+    rule = "~" * 78
+    banner = "=" * 79
+    lessons = "".join(f"{rule}\n\t\t\t第一讲第{n}节：{title}\n\n\n  1. 按下键。\n\n"
+                      f"  2. 然后输入：\t\t:q! <回车>\n     这种方式的退出。\n\n"
+                      for n, title in zip("一二三四", ["移动光标", "进入和退出", "删除", "插入"]))
+    title = "=   欢 迎 阅 读   《 V I M  教  程 》   ="
+    text = f"{banner}\n{title}\n{banner}\n\n  本教程。\n\n{lessons}"
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("欢 迎 阅 读 《 V I M 教 程 》",), ("第一讲第一节：移动光标",),
+        ("第一讲第二节：进入和退出",), ("第一讲第三节：删除",), ("第一讲第四节：插入",)]
+    assert all(s.kind != "code" for s in secs[2:]) and "2. 然后输入：" in secs[-1].text
+    breaks = "".join(f"Part {n}\n{'=' * 40}\n\nText of it.\n\n{'-' * 60}\nMore text.\n\n"
+                     f"{'=' * 60}\nA paragraph of\ntwo lines.\n\n" for n in range(1, 6))
+    assert [s.heading_path for s in build_sections(pages(breaks)) if s.heading_path] == [
+        (f"Part {n}",) for n in range(1, 6)]
+
+
 def test_the_xetex_logo_on_the_page_matches_its_bookmark():
     """unicode-math's appendix prints "D XƎTEX math font dimensions" (the logo's reversed E)
     where its bookmark says "XeTeX": the printed heading, with its letter, is the title."""
