@@ -4,6 +4,7 @@ from __future__ import annotations
 import bisect
 import logging
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -299,7 +300,8 @@ def _next_text(lines: list[str], i: int) -> str:
     return next((line for line in lines[i + 1:] if line.strip()), "")
 
 
-def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
+def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_Heading]:
+    """The headings of a text without an outline; mode is _marked_up(lines) (markdown: "")."""
     heads: list[_Heading] = []
     wrap = _text_width(lines)
     seen = _Numbering()
@@ -307,7 +309,6 @@ def _text_headings(lines: list[str], markdown: bool) -> list[_Heading]:
     n = len(lines)
     adoc = not markdown and sum(1 for line in lines if line.startswith("==")
                                 and _ADOC_TITLE.match(line)) >= _ADOC_MIN
-    mode = "" if markdown else _marked_up(lines)
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
@@ -948,9 +949,44 @@ def _tag(line: str) -> str:
     return "text"
 
 
+# A table drawn with box characters (systemctl(1)'s, rendered by groff).
+_BOX = re.compile(r"[\u2500-\u257f]")
+
+
+def _man_tag(line: str) -> str:
+    """_tag for a manual page rendered to text: its body is indented and justified (runs of
+    spaces pad its lines), so neither indentation nor gaps make code or a table there (bash's
+    "-c string" option, its description's second line at column 17, was cut in two by a code
+    block); a line with box characters is a table's."""
+    if not line.strip():
+        return "blank"
+    if _BOX.search(line):
+        return "table"
+    return "list" if _LIST_ITEM.match(line) else "text"
+
+
+def body_indent(lines: list[str]) -> int:
+    """The indentation of a plain text's body when it is indented as a whole (licences,
+    charters and texts rendered from roff indent every paragraph by up to 8 spaces): the most
+    common one among its lines, if it is over _INDENTED's 4 (at 4, a text may be a licence's
+    clauses or a code block, as in Markdown; below, no line is code by its indentation)."""
+    widths = Counter(len(line) - len(line.lstrip(" ")) for line in lines if line.strip())
+    common = widths.most_common(1)[0][0] if widths else 0
+    return common if common > 4 else 0
+
+
 def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
-            breaks: _CjkBreaks | None = None) -> list[Block]:
-    tags = [_tag(lines[i]) for i in range(lo, hi)]
+            breaks: _CjkBreaks | None = None, man: bool = False,
+            indent: int = 0) -> list[Block]:
+    """The blocks of lines[lo:hi]. A text whose body is indented by indent spaces
+    (body_indent) is tagged as if it were not: only deeper lines are code by indentation
+    (the Mozilla licence's clauses, at column 5, were code blocks)."""
+    if man:
+        tags = [_man_tag(lines[i]) for i in range(lo, hi)]
+    else:
+        pad = " " * indent
+        tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
+                for i in range(lo, hi)]
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
@@ -1208,8 +1244,10 @@ def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None
     if not lines:
         return list(pages), []
     breaks = _CjkBreaks(lines, line_pages)
+    mode = "" if outline or markdown else _marked_up(lines)
+    indent = 0 if outline or markdown else body_indent(lines)
     heads = (_outline_headings(lines, line_pages, first_line, outline) if outline
-             else _text_headings(lines, markdown))
+             else _text_headings(lines, markdown, mode))
     levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
     sections: list[Section] = []
     path: list[tuple[int, str]] = []  # (level, title) stack
@@ -1220,7 +1258,8 @@ def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None
             while path and path[-1][0] >= level:
                 path.pop()
             path.append((level, title))
-        blocks = _blocks(lines, line_pages, end, max(stop, end), breaks)
+        blocks = _blocks(lines, line_pages, end, max(stop, end), breaks, man=mode == "man",
+                         indent=indent)
         if not level and not blocks:
             continue  # nothing before the first heading
         first = line_pages[min(start, len(lines) - 1)]

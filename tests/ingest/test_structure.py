@@ -628,6 +628,34 @@ def test_a_man_page_rendered_to_text_has_its_section_titles_for_headings():
     assert "-c string" in secs[-1].text and "GNU Bash-2.05b" in secs[-1].text
 
 
+def test_a_man_page_body_is_prose_not_code_or_a_table():
+    """groff indents and justifies a man page's body: the second line of bash's "-c string"
+    option (at column 17) was a code block with the next option, cutting the sentence in two,
+    and justified lines ("如果有    -c    选项") were tables. Lines with box characters stay a
+    table."""
+    text = ("BASH(1)            General Commands Manual            BASH(1)\n\nOPTIONS\n"
+            "       -c string 如果有    -c    选项，那么命令将从    string    中读取。"
+            "如果    string   后面有参数\n                 (argument)，它们将用于给位置参数赋值。\n"
+            "       -i        如果有 -i 选项，shell 将交互地执行。\n\n"
+            "       ┌─────┬─────┐\n       │ a   │ b   │\n       └─────┴─────┘\n")
+    secs = build_sections(pages(text))
+    kinds = [(b.kind, b.text.split()[0]) for b in secs[-1].blocks]
+    assert kinds == [("prose", "-c"), ("prose", "-i"), ("table", "┌─────┬─────┐")]
+    assert "后面有参数 (argument)，它们" in secs[-1].blocks[0].text
+
+
+def test_a_text_indented_as_a_whole_is_prose_where_it_is_not_deeper():
+    """The Mozilla Public License indents its clauses by five spaces: each clause's wrapped
+    lines were code blocks. Lines indented deeper than the body are still code."""
+    clause = ('     1.{n}. "Term {n}" means each entity that creates or contributes to\n'
+              "     the creation of Modifications under term {n}.\n\n")
+    text = ("1. Definitions.\n\n" + "".join(clause.format(n=n) for n in range(1, 7))
+            + "     Build it so:\n\n          make install\n          make check\n")
+    blocks = [b for s in build_sections(pages(text)) for b in s.blocks]
+    assert [b.kind for b in blocks] == ["prose"] * 7 + ["code"]
+    assert blocks[0].text.endswith("the creation of Modifications under term 1.")
+
+
 def test_vim_help_and_org_outline_texts_have_their_headings():
     """Vim's user manual chapters (usr_41.txt) title each section on the line under a rule
     of "=", and Emacs's DEBUG file is an Org outline ("** Preliminaries", "*** Configuring
