@@ -55,12 +55,10 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # day to follow it, run once the same day and retired to tuning; blind23.json, the
 # twenty-third set, was written that day too, run once right after blind22 and retired;
 # blind24.json, the twenty-fourth set, was written that day to follow them, run once the same
-# day and retired; blind25.json, the twenty-fifth set, was written that day to follow it;
-# blind26.json, the twenty-sixth set, was written that day too, after blind25.
-RULES: dict = {
-    "blind25.json": (20261225, {"blind": 1.0}),
-    "blind26.json": (20261226, {"blind": 1.0}),
-}
+# day and retired; blind25.json, the twenty-fifth set, was written that day to follow it,
+# run once the same day and retired; blind26.json, the twenty-sixth set, was written that day
+# too, after blind25.
+RULES: dict = {"blind26.json": (20261226, {"blind": 1.0})}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
