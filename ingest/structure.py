@@ -28,10 +28,21 @@ class _Heading:
 
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+# A Markdown heading is marked as one: it may be longer than a guessed one (biblatex's release
+# notes title a change with a 131-character sentence). A backslash escape in it ("man\_db-2.3.20")
+# is the character it escapes (not in a code span).
+_MD_HEADING_CHARS = 300
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # A Markdown heading written as an HTML element on a line of its own ('<h2 id="x">Tutorial</h2>'),
 # as READMEs do for an anchor to jump to; its title without the tags inside.
 _MD_HTML = re.compile(r"^ {0,3}<h([1-6])(?:\s[^>]*)?>(.+?)</h\1>[ \t]*$", re.IGNORECASE)
 _HTML_TAG = re.compile(r"<[^>]+>")
+
+
+def _md_title(title: str) -> str:
+    """A Markdown heading's title with its backslash escapes resolved outside code spans."""
+    parts = title.split("`")
+    return "`".join(_MD_ESCAPE.sub(r"\1", p) if k % 2 == 0 else p for k, p in enumerate(parts))
 # A Markdown bullet item: a "---" under it is a thematic break, not a heading's underline.
 # (A numbered line keeps its underline: "1. Introduction" over "====" is meant as a title.)
 _MD_LIST_ITEM = re.compile(r"^[ \t]*[-*+][ \t]")
@@ -70,12 +81,15 @@ _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
               "subsubsection": 4.0, "paragraph": 5.0}
 # A manual page rendered to text (man, groff -Tutf8): its first line names the page at both
 # ends ("BASH(1)   General Commands Manual   BASH(1)"), its section titles stand at column 0
-# ("NAME", "描述(DESCRIPTION)"), its subsection titles at column 3 over a body at column 7.
+# ("NAME", "描述(DESCRIPTION)"), its subsection titles at column 3 over a body at column 7 (at
+# column 5 in a page written with the mdoc macros, as ssh(1) is).
 _MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
 _MAN_SUBSECTION = re.compile(r"^ {3}\S")
-_MAN_BODY = re.compile(r"^ {7}")
-# The header's and footer's end: the page's name and section ("... BASH(1)").
+_MAN_BODY = re.compile(r"^ {4,}\S")
+# The header's and footer's end: the page's name and section ("... BASH(1)"); an mdoc page's
+# footer has three columns instead ("BSD      September 25, 1999      BSD").
 _MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
+_MAN_FOOTER = re.compile(r"\S {3,}\S.* {3,}\S")
 # A Vim help file ("*usr_41.txt*  For Vim version 9.0." on its first line): a line under a
 # rule of "=" is a section's title ("*41.1*  Introduction  *vim-script-intro*"), a line
 # under a rule of "-" a subsection's.
@@ -288,7 +302,7 @@ def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
     if mode == "ruled" and (title := _ruled_title(lines, i)):
         return _Heading(i, i + 1, 1.0, title)
     if mode == "man":  # titles by their column; the page's header and footer name the page
-        if raw[0] != " " and not _MAN_TITLE_END.search(line):
+        if raw[0] != " " and not _MAN_TITLE_END.search(line) and not _MAN_FOOTER.search(line):
             return _Heading(i, i + 1, 1.0, line)
         if _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
             return _Heading(i, i + 1, 2.0, line)
@@ -319,7 +333,8 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
             in_fence = not in_fence
             continue
         line = raw.strip()
-        if in_fence or not line or len(line) > MAX_HEADING_CHARS:
+        if in_fence or not line or len(line) > (_MD_HEADING_CHARS if markdown
+                                                 else MAX_HEADING_CHARS):
             continue
         if i in contents:
             if i + 1 not in contents:  # its last entry: the body numbers from 1 again
@@ -328,7 +343,8 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
                                   resume=seen.last())
             continue
         if markdown and (m := _MD_ATX.match(raw)):
-            heads.append(_Heading(i, i + 1, float(len(m.group(1))), m.group(2).strip()))
+            heads.append(_Heading(i, i + 1, float(len(m.group(1))),
+                                  _md_title(m.group(2).strip())))
             continue
         if markdown and (m := _MD_HTML.match(raw)) and \
                 (title := _HTML_TAG.sub("", m.group(2)).strip()):
@@ -350,7 +366,8 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
             rank = setext_ranks.setdefault(m.group(1), len(setext_ranks) + 1)
             if num := _NUMBERED.match(line):
                 seen.num = tuple(int(x) for x in num.group(1).split("."))
-            heads.append(_Heading(i, i + 2, float(rank), line))
+            heads.append(_Heading(i, i + 2, float(rank),
+                                  _md_title(line) if markdown else line))
             continue
         if markdown or adoc:  # headings marked up: no guessing from numbers and indents
             continue

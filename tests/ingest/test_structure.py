@@ -628,6 +628,35 @@ def test_a_man_page_rendered_to_text_has_its_section_titles_for_headings():
     assert "-c string" in secs[-1].text and "GNU Bash-2.05b" in secs[-1].text
 
 
+def test_an_mdoc_man_page_has_its_subsections_and_no_footer_heading():
+    """ssh(1) is written with the mdoc macros: its body is at column 5, not 7, so its
+    subsections at column 3 ("SSH 协议第一版") were body text, and its footer ("BSD   September
+    25, 1999   BSD") was a section of its own."""
+    text = ("SSH(1)                    BSD General Commands Manual                   SSH(1)\n\n"
+            "描述 (DESCRIPTION)\n     ssh 用于登录远程主机.\n\n   SSH 协议第一版\n"
+            "     第一, 如果本地主机已经列在远程主机的文件中.\n\n   SSH 协议第二版\n"
+            "     它也使用加密.\n\n"
+            "BSD                           September 25, 1999                           BSD\n")
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("描述 (DESCRIPTION)",), ("描述 (DESCRIPTION)", "SSH 协议第一版"),
+        ("描述 (DESCRIPTION)", "SSH 协议第二版")]
+    assert "September 25, 1999" in secs[-1].text
+
+
+def test_markdown_headings_keep_long_titles_and_lose_their_escapes():
+    """biblatex's release notes title one change with a 131-character heading, which was
+    dropped as too long for a heading; man-db's release notes escape the underscore in
+    "man\\_db-2.3.20" headings. A code span keeps its backslashes."""
+    long = ("In order to standardise terminology, some commands and options have dropped the "
+            '"scheme" naming convention and switched to "template"')
+    md = (f"# RELEASE NOTES\n\n## {long}\n\nText.\n\nman\\_db-2.3.20 (7 September 2001)\n"
+          "==================================\n\nMore.\n\n## `\\_x` and \\*y\\*\n\nEnd.\n")
+    secs = build_sections(pages(md), markdown=True)
+    assert [s.heading_path[-1] for s in secs] == [
+        "RELEASE NOTES", long, "man_db-2.3.20 (7 September 2001)", "`\\_x` and *y*"]
+
+
 def test_a_man_page_body_is_prose_not_code_or_a_table():
     """groff indents and justifies a man page's body: the second line of bash's "-c string"
     option (at column 17) was a code block with the next option, cutting the sentence in two,
