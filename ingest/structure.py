@@ -43,6 +43,8 @@ def _md_title(title: str) -> str:
     """A Markdown heading's title with its backslash escapes resolved outside code spans."""
     parts = title.split("`")
     return "`".join(_MD_ESCAPE.sub(r"\1", p) if k % 2 == 0 else p for k, p in enumerate(parts))
+
+
 # A Markdown bullet item: a "---" under it is a thematic break, not a heading's underline.
 # (A numbered line keeps its underline: "1. Introduction" over "====" is meant as a title.)
 _MD_LIST_ITEM = re.compile(r"^[ \t]*[-*+][ \t]")
@@ -982,7 +984,7 @@ def _man_tag(line: str) -> str:
     return "list" if _LIST_ITEM.match(line) else "text"
 
 
-def body_indent(lines: list[str]) -> int:
+def _body_indent(lines: list[str]) -> int:
     """The indentation of a plain text's body when it is indented as a whole (licences,
     charters and texts rendered from roff indent every paragraph by up to 8 spaces): the most
     common one among its lines, if it is over _INDENTED's 4 (at 4, a text may be a licence's
@@ -996,7 +998,7 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             breaks: _CjkBreaks | None = None, man: bool = False,
             indent: int = 0) -> list[Block]:
     """The blocks of lines[lo:hi]. A text whose body is indented by indent spaces
-    (body_indent) is tagged as if it were not: only deeper lines are code by indentation
+    (_body_indent) is tagged as if it were not: only deeper lines are code by indentation
     (the Mozilla licence's clauses, at column 5, were code blocks)."""
     if man:
         tags = [_man_tag(lines[i]) for i in range(lo, hi)]
@@ -1262,7 +1264,7 @@ def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None
         return list(pages), []
     breaks = _CjkBreaks(lines, line_pages)
     mode = "" if outline or markdown else _marked_up(lines)
-    indent = 0 if outline or markdown else body_indent(lines)
+    indent = 0 if outline or markdown else _body_indent(lines)
     heads = (_outline_headings(lines, line_pages, first_line, outline) if outline
              else _text_headings(lines, markdown, mode))
     levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
