@@ -37,7 +37,9 @@ class Settings:
     # Target seconds to the first token on in-process backends: the prompt is cut to what the
     # backend reads in that time at its measured prefill rate. 0 = always read the whole window.
     ttft_target: float = 15.0
-    language: str = "en"
+    # The interface language: "auto" (the browser's: Chinese for a zh-* locale, else English),
+    # "en" or "zh" (docchat.ui.i18n.pick_language). The sidebar's picker changes it per session.
+    language: str = "auto"
     # Summaries page: folders under this root may be summarised from the browser (None: off).
     summaries_root: Path | None = None
     # Dense section scores beside BM25 when packing: "minilm" (all-MiniLM-L6-v2: English

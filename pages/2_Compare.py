@@ -11,9 +11,10 @@ from docchat.comparison.align import Comparison, compare
 from docchat.config import Settings
 from docchat.library.store import SessionStore
 from docchat.ui import compare as ui
-from docchat.ui.i18n import LANGUAGES, language, t
+from docchat.ui.i18n import init_language, language, t
 from docchat.ui.render import escape_text
 from docchat.ui.resources import load_backend, run_page
+from docchat.ui.sidebar import language_select
 
 logger = logging.getLogger("docchat.compare_page")
 st.set_page_config(page_title="docchat · Compare", page_icon="📄", layout="wide")
@@ -34,11 +35,9 @@ def stored(store: SessionStore, sid: str, old_id: int, new_id: int) -> Compariso
 
 def main() -> None:
     store = SessionStore.open(settings.db)
+    init_language(settings.language)
     with st.sidebar:
-        st.selectbox(t("language", st.session_state.get("lang", settings.language)),
-                     list(LANGUAGES), format_func=LANGUAGES.get, key="lang",
-                     index=list(LANGUAGES).index(settings.language)
-                     if settings.language in LANGUAGES else 0)
+        language_select()
     st.title(q("c_title"))
     st.caption(q("c_intro"))
     sid = st.query_params.get("session")

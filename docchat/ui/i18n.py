@@ -263,12 +263,22 @@ def language() -> str:
     return st.session_state.get("lang", "en")
 
 
+def pick_language(default: str, locale: str | None) -> str:
+    """The interface language a browser session starts in: the settings' language where it
+    names one ("en", "zh"), else ("auto") the browser's: Chinese for a zh-* locale (zh-CN,
+    zh-TW, ...), English for any other or none."""
+    if default in LANGUAGES:
+        return default
+    return "zh" if (locale or "").lower().startswith("zh") else "en"
+
+
 def init_language(default: str) -> None:
-    """Start a browser session in ``default`` (the settings' language) before anything is
-    drawn; the sidebar's picker (key "lang") changes it."""
+    """Start a browser session in pick_language(default, the browser's locale) before
+    anything is drawn; the sidebar's picker (key "lang") changes it."""
     import streamlit as st
 
-    st.session_state.setdefault("lang", default if default in LANGUAGES else "en")
+    if "lang" not in st.session_state:
+        st.session_state["lang"] = pick_language(default, getattr(st.context, "locale", None))
 
 
 def q(key: str, **values) -> str:

@@ -580,3 +580,16 @@ def test_statement_marks_survive_a_reload_and_a_page_link_highlights_the_sentenc
     page.get_by_role("dialog").locator(".dc-highlight").wait_for(state="attached",
                                                                  timeout=60_000)
     assert page.get_by_role("dialog").locator("mark.dc-passage").inner_text() == sentence
+
+
+def test_a_chinese_browser_opens_the_chinese_interface(browser, server):
+    """A browser set to Chinese (zh-CN) gets the interface in 简体中文 without touching the
+    language picker (the settings' language is "auto"); an English one gets English."""
+    for locale, placeholder in [("zh-CN", "就文档提问"), ("en-US", "Ask about your documents")]:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale)
+        page = context.new_page()
+        page.goto(server.url)
+        box = page.get_by_test_id("stChatInputTextArea")
+        box.wait_for(timeout=60_000)
+        assert box.get_attribute("placeholder") == placeholder, locale
+        context.close()
