@@ -284,6 +284,11 @@ _PAGE_NUMBER_LINE = re.compile(
     re.IGNORECASE,
 )
 ZONE_LINES = 3  # lines at the top and at the bottom of a page that may be headers/footers
+# Past a zone whose lines all went, further lines (up to this many from the edge, within the
+# page's own half) go while each recurs exactly, at the same distance from the edge, on
+# enough pages: a letterhead or a frame printed on every page (pdfx's manual repeats an
+# address block, its title and authors and a column of links above every page's text).
+DEEP_ZONE_LINES = 30
 MIN_SHARE = 0.3  # a header must recur on at least this share of pages...
 MIN_PAGES = 3  # ...and on at least this many pages
 
@@ -304,6 +309,27 @@ def _prefix(key: str) -> str | None:
 def _zones(lines: list[str]) -> tuple[list[int], list[int]]:
     filled = [i for i, line in enumerate(lines) if line.strip()]
     return filled[:ZONE_LINES], filled[::-1][:ZONE_LINES]
+
+
+def _reaches(lines: list[str]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(line index, its text) of the lines within DEEP_ZONE_LINES of the top and of the
+    bottom, each within the page's own half (so the two never meet)."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    reach = min(DEEP_ZONE_LINES, len(filled) // 2)
+    return ([(i, lines[i].strip()) for i in filled[:reach]],
+            [(i, lines[i].strip()) for i in filled[::-1][:reach]])
+
+
+def _furniture(reach: list[tuple[int, str]], zone: str, seen: Counter, need: int) -> list[int]:
+    """The lines past the edge zone that go with it, up to the first that does not: each
+    the same text at the same distance from the edge on need pages (seen), as a printed
+    frame is; a code line or a number that recurs near the top at varying places is not."""
+    out = []
+    for rank, (i, text) in enumerate(reach[ZONE_LINES:], start=ZONE_LINES):
+        if seen[(zone, rank, text)] < need:
+            break
+        out.append(i)
+    return out
 
 
 def _edge_number(line: str, numbers: set[str]) -> bool:
@@ -451,6 +477,10 @@ def strip_running_lines(pages: Sequence[str],
     need = max(MIN_PAGES, math.ceil(MIN_SHARE * n))
     titles = _RunningTitles(outline, split) if outline else None
     seen: Counter[tuple[str, str]] = Counter()
+    reaches = [_reaches(lines) for lines in split]
+    seen_deep = Counter((zone, rank, text) for top, bottom in reaches
+                        for zone, reach in (("top", top), ("bottom", bottom))
+                        for rank, (_, text) in enumerate(reach))
     # Per page and zone: [(line index, key, prefix)], computed once for counting and for removal.
     zone_keys: list[tuple[list[tuple[int, str, str | None]], ...]] = []
     for lines in split:
@@ -476,7 +506,8 @@ def strip_running_lines(pages: Sequence[str],
         if labels and number - 1 < len(labels) and labels[number - 1]:
             numbers.add(str(labels[number - 1]))
         drop: set[int] = set()
-        for zone, keyed in zip(("top", "bottom"), zone_keys[number - 1]):
+        for zone, keyed, reach in zip(("top", "bottom"), zone_keys[number - 1],
+                                      reaches[number - 1]):
             titled = False  # a running title was removed: a bare number under it is content
             for rank, (i, key, prefix) in enumerate(keyed):
                 line = lines[i]
@@ -493,6 +524,8 @@ def strip_running_lines(pages: Sequence[str],
                     titled = True
                 else:
                     break  # headers sit at the very edge; stop at the first body line
+            else:  # the whole zone went: taller page furniture may go on past it
+                drop.update(_furniture(reach, zone, seen_deep, need))
         removed += len(drop)
         if drop:
             out.append("\n".join(line for i, line in enumerate(lines) if i not in drop).strip("\n"))

@@ -297,3 +297,21 @@ def test_letter_spaced_chinese_is_joined():
     phrases = "使用 TeX Gyre 字体 排版 文档的 方法"
     assert clean_text(phrases) == phrases
     assert clean_text("第 4 节 实现") == "第 4 节 实现"
+
+
+def test_a_letterhead_taller_than_three_lines_is_removed_from_every_page():
+    """pdfx's manual prints an address block, its title and its authors above every page's
+    text: only the first three lines went, the rest stayed on all 111 pages. Lines past the
+    edge go while each recurs there on enough pages; the first body line stops it, and a
+    body line that recurs but sits below the body's start stays."""
+    head = ("River Valley Technologies\nJWRA 34, Jagathy, Trivandrum {n}\nVersion: 1.6.3\n"
+            "Contacts: cvr@river-valley.org\nGeneration of PDF/X- and PDF/A-compliant PDFs\n")
+    body = ("Text of the {w} page about colour profiles, long enough to be a paragraph.\n"
+            "See the example.\n{w} more words here.\n{w} and a last line.\n{w} closes.\n"
+            "{w} ends.\n")
+    words = "one two three four five six seven eight".split()
+    pages = [(head + body).format(n=n, w=w) for n, w in enumerate(words, start=1)]
+    out, removed = strip_running_lines(pages)
+    assert all(p.startswith(f"Text of the {w} page") for w, p in zip(words, out))
+    assert all("See the example." in p for p in out)
+    assert removed == 5 * 8
