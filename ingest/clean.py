@@ -468,7 +468,8 @@ def strip_running_lines(pages: Sequence[str],
     aside: books set the current chapter's title on even pages and the section's on odd
     ones, so those heads change every few pages and recur on too few to count. On the page
     where the entry starts, its title is removed only where it occurs again further down (the
-    heading itself): "2.10. Example" above "2.10 EXAMPLE".
+    heading itself): "2.10. Example" above "2.10 EXAMPLE". Past a zone whose lines all went,
+    taller page furniture goes on (_furniture, DEEP_ZONE_LINES).
     """
     n = len(pages)
     split = [p.split("\n") for p in pages]
