@@ -57,8 +57,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind24.json, the twenty-fourth set, was written that day to follow them, run once the same
 # day and retired; blind25.json, the twenty-fifth set, was written that day to follow it,
 # run once the same day and retired; blind26.json, the twenty-sixth set, was written that day
-# too, after blind25.
-RULES: dict = {"blind26.json": (20261226, {"blind": 1.0})}
+# too, after blind25, run once at the start of the next session and retired.
+RULES: dict = {}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
