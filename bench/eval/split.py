@@ -57,8 +57,11 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind24.json, the twenty-fourth set, was written that day to follow them, run once the same
 # day and retired; blind25.json, the twenty-fifth set, was written that day to follow it,
 # run once the same day and retired; blind26.json, the twenty-sixth set, was written that day
-# too, after blind25, run once at the start of the next session and retired.
-RULES: dict = {}
+# too, after blind25, run once at the start of the next session and retired. blind27.json, the
+# twenty-seventh set, was written on 2026-12-06 in that next session, after blind26 was retired.
+RULES: dict = {
+    "blind27.json": (20261227, {"blind": 1.0}),
+}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
