@@ -132,6 +132,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     fused = add_titled(fused, documents, keys, named)
+    fused, windows, own = add_numbered(question, documents, keys, fused, windows, own)
     parted = _aspects(documents, question, history, by_window, expand, embedder, store,
                       passage_top)
     if where := asks_position(question):
@@ -204,6 +205,56 @@ def add_titled(fused: dict[tuple[object, int], float], documents: Sequence[Docum
         for k in found:
             out[k] += weight * top / len(found)
     return out
+
+
+# A release or section the question names by its dotted number ("rsync 3.5.0", "section
+# 4.2", "第 3.2 节"): the sections under a heading that carries that number gain
+# NUMBER_WEIGHT of the best score, shared among the headings that carry it. Numbers in
+# text are split into their digits by the index (3, 5, 0: words found everywhere in
+# release notes), so the search alone does not tell 3.5.0's notes from 3.4.0's.
+NUMBER_WEIGHT = 0.5
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_.])v?(\d+(?:\.\d+)+)(?![A-Za-z0-9_]|\.\d)")
+
+
+def dotted_numbers(text: str) -> set[str]:
+    """The dotted numbers in text (versions, section numbers): "3.5.0", "4.2"."""
+    return set(_DOTTED.findall(text))
+
+
+def numbered_groups(doc: Document, numbers: set[str]) -> dict[tuple, list[int]]:
+    """Sections of doc under a heading that carries one of numbers, grouped by that heading
+    (its heading path down to it): {heading path: section indices}."""
+    out: dict[tuple, list[int]] = {}
+    for s in doc.sections:
+        for depth, title in enumerate(s.heading_path):
+            if numbers & dotted_numbers(title):
+                out.setdefault(tuple(s.heading_path[:depth + 1]), []).append(s.index)
+                break
+    return out
+
+
+def add_numbered(question: str, documents: Sequence[Document], keys: Sequence[object],
+                 fused: dict, *window_maps: dict, weight: float | None = None) -> tuple:
+    """fused and each of window_maps with the sections (their windows) under headings that
+    carry a dotted number of the question raised by weight x the map's best score, shared
+    among those headings. Only units already scored."""
+    weight = NUMBER_WEIGHT if weight is None else weight
+    numbers = dotted_numbers(question)
+    if not numbers or not fused or weight <= 0:
+        return (fused, *window_maps)
+    groups = [{(key, idx) for idx in idxs}
+              for d, key in zip(documents, keys)
+              for idxs in numbered_groups(d, numbers).values()]
+    if not groups:
+        return (fused, *window_maps)
+    share = weight / len(groups)
+    marked = {k for g in groups for k in g}
+    top = max(fused.values())
+    out = [{k: v + share * top * (k in marked) for k, v in fused.items()}]
+    for scores in window_maps:
+        best = max(scores.values(), default=0.0)
+        out.append({k: v + share * best * (k[:2] in marked) for k, v in scores.items()})
+    return tuple(out)
 
 
 def _passage_models(documents: Sequence[Document], keys: Sequence[object],

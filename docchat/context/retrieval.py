@@ -295,6 +295,42 @@ def translate_terms(words: Iterable[str], raw: str = "") -> list[str]:
     return dictionary.translate(list(words), raw)
 
 
+# British and American spellings of one word ("colour" and "color", "licence" and
+# "license", "organise" and "organize"): the index stems each as it is written, so a
+# question in one spelling does not find a document in the other. Each rule turns one
+# spelling into the other, both ways; a form no document uses matches nothing.
+_SPELLINGS = [(re.compile(a), b) for a, b in [
+    (r"^(\w{2,})our(s|ed|ing|ite|ites|able|ably|ful|less|er|ers|ism)?$", r"\1or\2"),
+    (r"^(\w{2,}[^aeiou])or(s|ed|ing|ite|ites|able|ably|ful|less|er|ers|ism)?$", r"\1our\2"),
+    (r"^(\w{2,}[^aeiouy])is(e|es|ed|ing|ation|ations|er|ers)$", r"\1iz\2"),
+    (r"^(\w{2,}[^aeiouy])iz(e|es|ed|ing|ation|ations|er|ers)$", r"\1is\2"),
+    (r"^(\w+)ys(e|es|ed|ing|er|ers)$", r"\1yz\2"),
+    (r"^(\w+)yz(e|es|ed|ing|er|ers)$", r"\1ys\2"),
+    (r"^(licen|defen|offen|preten)c(e|es|ed|ing)$", r"\1s\2"),
+    (r"^(licen|defen|offen|preten)s(e|es|ed|ing)$", r"\1c\2"),
+    (r"^(\w{2,})tre(s|d)?$", r"\1ter\2"),
+    (r"^(\w{2,})ter(s|ed)?$", r"\1tre\2"),
+    (r"^(\w{2,})ogue(s)?$", r"\1og\2"),
+    (r"^(\w{2,})og(s)?$", r"\1ogue\2"),
+]]
+
+
+def spelling_variants(words: Iterable[str]) -> list[str]:
+    """The other (British or American) spellings of words, not among them: "colour" gives
+    "color", "licence" "license", "organised" "organized", "catalog" "catalogue"."""
+    words = list(dict.fromkeys(words))
+    seen = set(words)
+    out: list[str] = []
+    for w in words:
+        if len(w) < 5 or not w.isascii() or not w.isalpha():
+            continue
+        for pattern, repl in _SPELLINGS:
+            v = pattern.sub(repl, w)
+            if v != w and v not in seen and v not in out:
+                out.append(v)
+    return out
+
+
 @dataclass(frozen=True)
 class Query:
     """One search: its text for the search function and its weight in the fused score."""
@@ -313,6 +349,7 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
     words = content_terms(without_structure_words(question)) or content_terms(question)
     if rewrite is not None:
         words += [w for w in content_terms(rewrite(question)) if w not in words]
+    words += spelling_variants(words)
     q_zh = has_cjk(question)
     cross = expand and any((d.language == "zh") != q_zh for d in documents)
     if cross:
@@ -321,6 +358,7 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
     users = [m.content for m in history if getattr(m, "role", "") == "user"][-recent_user_turns:]
     if users:
         context = content_terms(without_structure_words(" ".join(users)))
+        context += spelling_variants(context)
         if cross:
             context += translate_terms(context, " ".join(users))
         extra = [w for w in dict.fromkeys(context) if w not in words]
