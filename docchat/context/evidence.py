@@ -12,10 +12,13 @@ order; very long ones (tables, run-on lists) shrink, boilerplate (copyright and 
 notices, acknowledgements, funding lines, keyword and category lines, tables of contents,
 "See Section ...") keeps a fifth unless the question asks about it, and a question that asks
 how much or how many prefers sentences with a number. Each section shows its best sentences
-best first. Dense re-ranking (MiniLM cosines of the 16 best sentences) was measured on the
-tuning sets and lowered both figures (0.43/0.25 -> 0.41/0.20), at 1-3 s per question on this
-box, so it is not used; the passage vectors packing already scored are (a sentence of a
-window that means what the question asks ranks up: DENSE_BONUS below), at no model cost.
+best first; the sections under a heading that carries a dotted number of the question (the
+release or section it names: "3.4.0") come first, their opening sentences where none holds
+a word of the question. Dense re-ranking (MiniLM cosines of the 16 best sentences) was
+measured on the tuning sets and lowered both figures (0.43/0.25 -> 0.41/0.20), at 1-3 s per
+question on this box, so it is not used; the passage vectors packing already scored are (a
+sentence of a window that means what the question asks ranks up: DENSE_BONUS below), at no
+model cost.
 """
 from __future__ import annotations
 
@@ -31,7 +34,9 @@ from docchat.context.retrieval import (
     STOPWORDS,
     content_terms,
     doc_key,
+    dotted_numbers,
     index_terms,
+    names_number,
     translate_terms,
 )
 from ingest.document import Document, Section
@@ -132,8 +137,9 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
         by_key[doc_key(d, i)] = d
         by_key.setdefault(d.name, d)
     wanted = set(qterms)
+    numbers = dotted_numbers(question)
     dense = _passage_meaning(documents, question, sections)
-    candidates: list[tuple[Document, Section, list[_Candidate], set[str]]] = []
+    candidates: list[tuple[Document, Section, list[_Candidate], set[str], bool]] = []
     df: Counter = Counter()
     for key, index in sections:
         doc = by_key.get(key)
@@ -152,14 +158,17 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
                 df.update(present)
                 found.append(_Candidate(s, page, present, words, near.get(block, 0.0)))
         heading = wanted.intersection(index_terms(" ".join(section.heading_path)))
-        candidates.append((doc, section, found, heading))
-    n = sum(len(f) for _, _, f, _ in candidates) or 1
+        candidates.append((doc, section, found, heading, names_number(numbers, section)))
+    n = sum(len(f) for _, _, f, _, _ in candidates) or 1
     idf = {t: math.log(1 + n / df[t]) for t in df}
     rank = _Ranker(question, qterms, idf, n)
-    out = [e for doc, section, found, heading in candidates
-           if (e := _evidence(doc, section, found, heading, rank, per_section)) is not None]
-    out.sort(key=lambda e: -e.score)
-    return out[:max_sections]
+    # The sections under a heading that names the question's release or section number
+    # ("3.4.0") go first: the question asks about them, whatever other releases' notes say.
+    out = sorted(((numbered, e) for doc, section, found, heading, numbered in candidates
+                  if (e := _evidence(doc, section, found, heading, rank, per_section,
+                                     numbered)) is not None),
+                 key=lambda x: (-x[0], -x[1].score))
+    return [e for _, e in out[:max_sections]]
 
 
 @dataclass
@@ -229,11 +238,16 @@ class _Ranker:
 
 
 def _evidence(doc: Document, section: Section, found: list[_Candidate], heading: set,
-              rank: _Ranker, per_section: int) -> Evidence | None:
+              rank: _Ranker, per_section: int, numbered: bool = False) -> Evidence | None:
+    """A section's best sentences and its score. numbered: a heading over it carries a
+    dotted number of the question (the release or section it names): where none of its
+    sentences holds a word of the question, its opening sentences stand for it."""
     boiler = _BOILER_HEADING.search(section.heading) is not None
     head = HEADING_BONUS * sum(rank.idf.get(t, rank.unseen) for t in heading)
     scored = [(rank.score(c, boiler), k, c) for k, c in enumerate(found)]
     best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:per_section]
+    if not best and numbered:
+        best = [(0.0, k, c) for k, c in enumerate(found)][:per_section]
     if not best:
         return None
     sentences = tuple(Sentence(_clip(c.text), _label(doc, c.page), round(sc + head, 3), c.page)

@@ -25,6 +25,7 @@ from docchat.context.retrieval import (
     build_queries,
     content_terms,
     doc_key,
+    dotted_numbers,
     fused_scores,
     index_terms,
     named_chapter,
@@ -213,12 +214,6 @@ def add_titled(fused: dict[tuple[object, int], float], documents: Sequence[Docum
 # text are split into their digits by the index (3, 5, 0: words found everywhere in
 # release notes), so the search alone does not tell 3.5.0's notes from 3.4.0's.
 NUMBER_WEIGHT = 0.5
-_DOTTED = re.compile(r"(?<![A-Za-z0-9_.])v?(\d+(?:\.\d+)+)(?![A-Za-z0-9_]|\.\d)")
-
-
-def dotted_numbers(text: str) -> set[str]:
-    """The dotted numbers in text (versions, section numbers): "3.5.0", "4.2"."""
-    return set(_DOTTED.findall(text))
 
 
 def numbered_groups(doc: Document, numbers: set[str]) -> dict[tuple, list[int]]:

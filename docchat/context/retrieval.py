@@ -191,6 +191,21 @@ def named_chapter(question: str) -> tuple[str, int] | None:
     return None
 
 
+# A release or section named by its dotted number ("rsync 3.5.0", "section 4.2", "第 3.2
+# 节", "v2.1"): whole, so "2.10" is not "2.10.0" and "a3.2" is no number.
+_DOTTED = re.compile(r"(?<![A-Za-z0-9_.])v?(\d+(?:\.\d+)+)(?![A-Za-z0-9_]|\.\d)")
+
+
+def dotted_numbers(text: str) -> set[str]:
+    """The dotted numbers in text (versions, section numbers): "3.5.0", "4.2"."""
+    return set(_DOTTED.findall(text))
+
+
+def names_number(numbers: set[str], section) -> bool:
+    """Whether a heading of section's heading path carries one of numbers."""
+    return bool(numbers) and any(numbers & dotted_numbers(t) for t in section.heading_path)
+
+
 def asks_whole(question: str) -> bool:
     """Whether the question asks about a part as a whole (see WHOLE_QUESTION)."""
     return WHOLE_QUESTION.search(question) is not None

@@ -3,13 +3,8 @@
 and 0, words every release's notes share (relevance.add_numbered)."""
 from __future__ import annotations
 
-from docchat.context.relevance import (
-    add_numbered,
-    dotted_numbers,
-    numbered_groups,
-    relevance,
-)
-from docchat.context.retrieval import doc_key
+from docchat.context.relevance import add_numbered, numbered_groups, relevance
+from docchat.context.retrieval import doc_key, dotted_numbers
 from ingest.document import Block, Document, Page, Section
 
 FILLER = ("Thanks to everyone who tested the release candidates and sent patches; the "
@@ -93,3 +88,20 @@ def test_the_gain_is_shared_and_only_for_scored_units():
     # A question with no dotted number changes nothing.
     same, = add_numbered("What changed lately?", [doc], [key], fused)
     assert same is fused
+
+
+def test_the_evidence_shown_first_is_the_numbered_release():
+    """The sentences put on screen before the answer: 3.4.0's notes first, though none of
+    their sentences shares a word with the question and 3.5.0's do."""
+    from docchat.context.evidence import find_evidence
+
+    doc = _notes()
+    packed = [(doc_key(doc, 0), i) for i in (1, 2, 7, 8)]  # 3.5.0's and 3.4.0's sections
+    question = "What bugs did tool 3.4.0 fix in the receiver?"
+    shown = find_evidence([doc], packed, question)
+    assert shown[0].section == 7
+    assert shown[0].sentences[0].text.startswith("Fixed a bug where the receiver")
+    # 3.4.0's enhancements share no word with the question: shown for the number alone,
+    # their opening sentences.
+    assert 8 in [e.section for e in shown]
+    assert [e.section for e in find_evidence([doc], packed, "What bugs did tool fix?")][0] == 1
