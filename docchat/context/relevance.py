@@ -133,7 +133,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused = add_windows(fused, windows)
     named = set(index_terms(queries[0].text)) if queries else set()
     fused = add_titled(fused, documents, keys, named)
-    fused, windows, own = add_numbered(question, documents, keys, fused, windows, own)
+    fused, windows, own = add_numbered(numbered_text(question, history), documents, keys,
+                                       fused, windows, own)
     parted = _aspects(documents, question, history, by_window, expand, embedder, store,
                       passage_top)
     if where := asks_position(question):
@@ -214,6 +215,16 @@ def add_titled(fused: dict[tuple[object, int], float], documents: Sequence[Docum
 # text are split into their digits by the index (3, 5, 0: words found everywhere in
 # release notes), so the search alone does not tell 3.5.0's notes from 3.4.0's.
 NUMBER_WEIGHT = 0.5
+
+
+def numbered_text(question: str, history: Sequence = ()) -> str:
+    """Where a question's release or section number is: the question, or for a follow-up
+    that names none ("And the security fixes?") the latest user turn that does ("What
+    changed in 3.4.0?")."""
+    if dotted_numbers(question):
+        return question
+    users = [m.content for m in history if getattr(m, "role", "") == "user"]
+    return next((u for u in reversed(users) if dotted_numbers(u)), "")
 
 
 def numbered_groups(doc: Document, numbers: set[str]) -> dict[tuple, list[int]]:

@@ -3,7 +3,8 @@
 and 0, words every release's notes share (relevance.add_numbered)."""
 from __future__ import annotations
 
-from docchat.context.relevance import add_numbered, numbered_groups, relevance
+from docchat.backends import Message
+from docchat.context.relevance import add_numbered, numbered_groups, numbered_text, relevance
 from docchat.context.retrieval import doc_key, dotted_numbers
 from ingest.document import Block, Document, Page, Section
 
@@ -56,6 +57,20 @@ def test_without_the_number_the_longer_bug_list_wins(monkeypatch):
     import docchat.context.relevance as R
     monkeypatch.setattr(R, "NUMBER_WEIGHT", 0.0)
     assert _ranked(_notes(), QUESTION)[0] != 7
+
+
+def test_a_follow_up_keeps_the_release_of_the_turn_before():
+    """"And which bugs did it fix?" after a question about 3.4.0 is about 3.4.0's notes."""
+    doc = _notes()
+    history = [Message("user", "What came with tool 3.4.0?"),
+               Message("assistant", "An option to compress the file list.")]
+    rel = relevance([doc], "And which bugs were fixed?", history)
+    ranked = [idx for (_, idx), _ in sorted(rel.sections.items(), key=lambda kv: -kv[1])]
+    assert ranked[0] == 7
+    assert numbered_text("And which bugs were fixed?", history) == history[0].content
+    # Its own number wins; none anywhere, none.
+    assert numbered_text("And in 3.5.0?", history) == "And in 3.5.0?"
+    assert numbered_text("And which bugs were fixed?", history[1:]) == ""
 
 
 def test_dotted_numbers_whole_not_parts():
