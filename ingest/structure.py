@@ -86,6 +86,9 @@ _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
 # ("NAME", "描述(DESCRIPTION)"), its subsection titles at column 3 over a body at column 7 (at
 # column 5 in a page written with the mdoc macros, as ssh(1) is).
 _MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
+# A page rendered without that header (mail(1) of manpages-zh has no .Dt) still opens with
+# its NAME section: the title at column 0 ("NAME", "NAME(名称)", "名称"), the body indented.
+_MAN_NAME = re.compile(r"^(?:NAME|名称|名字)(?![A-Za-z])")
 _MAN_SUBSECTION = re.compile(r"^ {3}\S")
 _MAN_BODY = re.compile(r"^ {4,}\S")
 # The header's and footer's end: the page's name and section ("... BASH(1)"); an mdoc page's
@@ -267,7 +270,8 @@ def _marked_up(lines: list[str]) -> str:
                  "")
     if _TEX_DOCUMENT.match(first) and sum(1 for line in lines if _TEX_HEADING.match(line)) >= 2:
         return "tex"
-    if _MAN_HEADER.match(first.rstrip()):
+    if _MAN_HEADER.match(first.rstrip()) or _MAN_NAME.match(first) and _MAN_BODY.match(
+            _next_text(lines, lines.index(first))):
         return "man"
     if _VIM_HELP.match(first):
         return "vim"
@@ -304,11 +308,22 @@ def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
     if mode == "ruled" and (title := _ruled_title(lines, i)):
         return _Heading(i, i + 1, 1.0, title)
     if mode == "man":  # titles by their column; the page's header and footer name the page
-        if raw[0] != " " and not _MAN_TITLE_END.search(line) and not _MAN_FOOTER.search(line):
+        # Lines at column 0 one after another are no titles but the rows of an example the
+        # page does not indent (proc(5)'s /proc/net tables).
+        if _man_title_line(raw) and not (i > 0 and _man_title_line(lines[i - 1])) \
+                and not (i + 1 < len(lines) and _man_title_line(lines[i + 1])):
             return _Heading(i, i + 1, 1.0, line)
         if _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
             return _Heading(i, i + 1, 2.0, line)
     return None
+
+
+def _man_title_line(raw: str) -> bool:
+    """Whether a line of a man page stands at column 0 as a section title does: not blank,
+    and not the page's header or footer."""
+    line = raw.strip()
+    return bool(line) and raw[0] != " " and not _MAN_TITLE_END.search(line) \
+        and not _MAN_FOOTER.search(line)
 
 
 def _next_text(lines: list[str], i: int) -> str:

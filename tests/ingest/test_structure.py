@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ingest.document import Page
-from ingest.structure import build_sections
+from ingest.structure import _marked_up, build_sections
 
 
 @dataclass
@@ -642,6 +642,32 @@ def test_an_mdoc_man_page_has_its_subsections_and_no_footer_heading():
         ("描述 (DESCRIPTION)",), ("描述 (DESCRIPTION)", "SSH 协议第一版"),
         ("描述 (DESCRIPTION)", "SSH 协议第二版")]
     assert "September 25, 1999" in secs[-1].text
+
+
+def test_a_man_page_without_its_header_and_with_unindented_rows():
+    """manpages-zh's mail(1) is rendered with no header line (no .Dt): it opens with its NAME
+    title, and was one section of 6,800 tokens. proc(5) prints /proc/net rows at column 0,
+    after an indented line: each row was a section title, and the rest of the description
+    sat under the last row."""
+    text = ("\nNAME(名称)\n     mail — 发送和接收邮件\n\nSYNOPSIS(总览)\n     mail [-iInv]\n\n"
+            "INTRODUCTION(介绍)\n     Mail 是一个智能化的邮件处理系统.\n\n"
+            "   Sending mail(发送邮件)\n     要发送一条消息给一个或更多的人.\n\nBUGS\n"
+            "     少有.\n")
+    secs = build_sections(pages(text))
+    assert [s.heading_path for s in secs if s.heading_path] == [
+        ("NAME(名称)",), ("SYNOPSIS(总览)",), ("INTRODUCTION(介绍)",),
+        ("INTRODUCTION(介绍)", "Sending mail(发送邮件)"), ("BUGS",)]
+    proc = ("PROC(5)            File Formats Manual            PROC(5)\n\n描述\n"
+            "       /proc 是一个伪文件系统.\n              tcp    格式如下:\n"
+            "sl  local_address rem_address   st tx_queue\n1: 01642C89:0201 0C642C89:03FF 01\n"
+            "1: 00000000:0801 00000000:0000 0A\n\n              unix   列出了套接字.\n\n"
+            "又见\n       mount(8)\n")
+    secs = build_sections(pages(proc))
+    assert [s.heading_path for s in secs if s.heading_path] == [("描述",), ("又见",)]
+    assert "1: 00000000:0801" in secs[-2].text and "unix   列出了套接字" in secs[-2].text
+    # A text that merely starts with the word is no man page.
+    plain = "Name the files you want.\n     Then run the tool.\n\nUsage\nmore\n"
+    assert _marked_up(plain.splitlines()) == ""
 
 
 def test_markdown_headings_keep_long_titles_and_lose_their_escapes():
