@@ -59,9 +59,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # run once the same day and retired; blind26.json, the twenty-sixth set, was written that day
 # too, after blind25, run once at the start of the next session and retired. blind27.json, the
 # twenty-seventh set, was written on 2026-12-06 in that next session, after blind26 was retired.
-# blind28.json, the twenty-eighth set, was written on 2026-12-06 too, after blind27 (not yet run).
+# blind27 was run once the same day and retired. blind28.json, the twenty-eighth set, was
+# written on 2026-12-06 too, while blind27 was being run.
 RULES: dict = {
-    "blind27.json": (20261227, {"blind": 1.0}),
     "blind28.json": (20261228, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
