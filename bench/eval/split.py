@@ -60,10 +60,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # too, after blind25, run once at the start of the next session and retired. blind27.json, the
 # twenty-seventh set, was written on 2026-12-06 in that next session, after blind26 was retired.
 # blind27 was run once the same day and retired. blind28.json, the twenty-eighth set, was
-# written on 2026-12-06 too, while blind27 was being run.
-RULES: dict = {
-    "blind28.json": (20261228, {"blind": 1.0}),
-}
+# written on 2026-12-06 too, while blind27 was being run, and was run once and retired at
+# the end of that session's work.
+RULES: dict = {}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
