@@ -324,6 +324,8 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
     elif any(i not in p.squashed for i in idents):
         idents = [i for i in idents if i not in p.squashed]
         status, reason = NOT_FOUND, f"{', '.join(idents)} not in the documents"
+        if other := next(filter(None, (facts.other_form(i, text) for i in idents)), None):
+            reason += f": the passage has {other}"
     elif idents:
         status, reason = PARTLY, f"{', '.join(idents)} not in that passage"
     elif status == SUPPORTED:

@@ -352,14 +352,22 @@ def claim(text: str) -> Claim:
 
 _TOKEN = re.compile(r"[^\s\"'`(),;\[\]<>{}，。；：、（）]+")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+# A TeX command with the arguments written against it ("\vspace{3in}", "\thispagestyle{empty}",
+# "\maketitle") and a long option with its value ("--no-install-recommends", "--jobs=4"):
+# "\vspace{3in}" where the passage has "\vspace{2in}" says something else.
+_TEX_CALL = re.compile(r"\\[A-Za-z@]{2,}\*?(?:\[[^\]\s]{0,40}\])?(?:\{[^{}\s]{1,40}\})*")
+_LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]+(?:=[^\s,;)\]]+)?")
+_ARGUMENTS = re.compile(r"[{\[=*]")  # where a command's or an option's arguments begin
 
 
 def identifiers(text: str) -> set[str]:
     """The identifiers of text, lower-cased: a path ("/usr/share/doc/PACKAGE", "~/.config",
-    "a/b/c"), a snake_case or camelCase name ("DEBIAN_FRONTEND", "maxNewTokens"). Each must be
-    in a statement's support as written (spaces aside): a path the document does not give is
-    a fact of its own. "and/or" and "input/output" are words, not paths."""
-    out = set()
+    "a/b/c"), a snake_case or camelCase name ("DEBIAN_FRONTEND", "maxNewTokens"), a TeX
+    command with its arguments or a long option with its value. Each must be in a statement's
+    support as written (spaces aside): a path, a command or an option value the document does
+    not give is a fact of its own. "and/or" and "input/output" are words, not paths."""
+    out = {m.group().rstrip(".").lower() for pattern in (_TEX_CALL, _LONG_OPTION)
+           for m in pattern.finditer(text)}
     for m in _TOKEN.finditer(text):
         token = m.group().rstrip(".,:;!?")
         if len(token) < 3 or not any(c.isalpha() for c in token) or "://" in token:
@@ -368,6 +376,21 @@ def identifiers(text: str) -> set[str]:
         if path or "_" in token.strip("_") or _CAMEL.search(token):
             out.add(token.lower())
     return out
+
+
+def other_form(identifier: str, text: str) -> str | None:
+    """The same TeX command or long option as identifier, written with other arguments or
+    another value in text ("\\vspace{2in}" for "\\vspace{3in}"), or None."""
+    head = _ARGUMENTS.split(identifier, maxsplit=1)[0]
+    if not head.startswith(("\\", "--")):
+        return None
+    for pattern in (_TEX_CALL, _LONG_OPTION):
+        for m in pattern.finditer(text):
+            form = m.group().rstrip(".")
+            if form.lower() != identifier and \
+                    _ARGUMENTS.split(form.lower(), maxsplit=1)[0] == head:
+                return form
+    return None
 
 
 def squashed(text: str) -> str:

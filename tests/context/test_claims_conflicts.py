@@ -173,3 +173,19 @@ def test_a_word_negated_by_its_prefix():
     assert s.conflict["page"] is None and s.reason.endswith("(notes.txt)")
     assert one("两个文件的格式同。", dates).conflict["says"] == "不同"
     assert one("Dates before 1970 are invalid dates in this format.", dates).status == SUPPORTED
+
+
+def test_a_command_or_option_written_with_other_arguments_is_not_supported():
+    """"Use \\thispagestyle{plain} to hide the page number" shares every word but one with
+    a passage that says \\thispagestyle{empty}, and was "supported": the command with its
+    argument is a fact of its own, as a path is; the passage's form is named."""
+    page = [Source(1, "latex.pdf", 4, "4", "The title page uses \\thispagestyle{empty} to hide "
+                   "the page number. Build the manual with make --jobs=2 in its folder.", 0)]
+    wrong = check_answer("Use \\thispagestyle{plain} to hide the page number.", page)
+    assert wrong.statements[0].status == NOT_FOUND
+    assert "the passage has \\thispagestyle{empty}" in wrong.statements[0].reason
+    option = check_answer("Build the manual with make --jobs-max in its folder.", page)
+    assert option.statements[0].status != SUPPORTED
+    right = check_answer("The title page uses \\thispagestyle{empty} to hide the page number.",
+                         page)
+    assert right.statements[0].status == SUPPORTED
