@@ -62,10 +62,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind27 was run once the same day and retired. blind28.json, the twenty-eighth set, was
 # written on 2026-12-06 too, while blind27 was being run, and was run once and retired at
 # the end of that session's work. blind29.json, the twenty-ninth set, was written on 2026-12-06
-# after blind28 was retired, for the next figure of record.
-RULES: dict = {
-    "blind29.json": (20261229, {"blind": 1.0}),
-}
+# after blind28 was retired, and run once and retired the same session, as a second reading
+# of the same code as blind28's.
+RULES: dict = {}
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
 
