@@ -103,16 +103,22 @@ def _edit_text(doc: Document, i: int, fn) -> Document | None:
     return None
 
 
+_WORD_CHAR = re.compile(r"[^\W_]")
+
+
 def change_number(text: str) -> str | None:
     m = _DIGITS.search(text)
     return None if m is None else text[:m.start()] + str(int(m.group()) + 1) + text[m.end():]
 
 
 def delete_clause(text: str) -> str | None:
+    """text without its middle sentence, among those of a few words: a part that is only
+    markup (vimtutor's closing "**") is no clause, and deleting it no edit."""
     parts = [p for p in _SENTENCE.split(text) if p.strip()]
-    if len(parts) < 2:
+    worded = [k for k, p in enumerate(parts) if len(_WORD_CHAR.findall(p)) >= 4]
+    if len(parts) < 2 or not worded:
         return None
-    del parts[len(parts) // 2]
+    del parts[worded[len(worded) // 2]]
     return " ".join(parts)
 
 

@@ -935,7 +935,7 @@ def table(s: dict) -> str:
              f"dense scores: {s.get('embedder', 'minilm')}."]
     for name, st in s["sets"].items():
         kinds = list(st["by_kind"])
-        title = {"test": "TEST half (figure of record)", "tuning": "tuning half",
+        title = {"test": "TEST half (tuning now)", "tuning": "tuning half",
                  "old": "old set (bench/questions*.json)"}.get(name, name)
         lines.append(f"\n{title}: {st['questions']} questions ("
                      + ", ".join(f"{k} {n}" for k, n in st["by_kind"].items()) + ")\n")
