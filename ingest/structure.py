@@ -84,8 +84,9 @@ _TEX_RANKS = {"part": 0.0, "chapter": 1.0, "section": 2.0, "subsection": 3.0,
 # A manual page rendered to text (man, groff -Tutf8): its first line names the page at both
 # ends ("BASH(1)   General Commands Manual   BASH(1)"), its section titles stand at column 0
 # ("NAME", "描述(DESCRIPTION)"), its subsection titles at column 3 over a body at column 7 (at
-# column 5 in a page written with the mdoc macros, as ssh(1) is).
-_MAN_HEADER = re.compile(r"^(\S+)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
+# column 5 in a page written with the mdoc macros, as ssh(1) is). The name may hold a space
+# (manpages-zh's "lilybbs faq(7)").
+_MAN_HEADER = re.compile(r"^(\S(?:[^()]*?\S)?)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(\2\)\s*$")
 # A page rendered without that header (mail(1) of manpages-zh has no .Dt) still opens with
 # its NAME section: the title at column 0 ("NAME", "NAME(名称)", "名称"), the body indented.
 _MAN_NAME = re.compile(r"^(?:NAME|名称|名字)(?![A-Za-z])")

@@ -665,6 +665,12 @@ def test_a_man_page_without_its_header_and_with_unindented_rows():
     secs = build_sections(pages(proc))
     assert [s.heading_path for s in secs if s.heading_path] == [("描述",), ("又见",)]
     assert "1: 00000000:0801" in secs[-2].text and "unix   列出了套接字" in secs[-2].text
+    # A page whose name holds a space ("lilybbs faq(7)") in its header line.
+    faq = ("lilybbs faq(7)          Miscellaneous Information Manual          lilybbs faq(7)\n\n"
+           "NAME\n       lilybbs-faq - linux 入门\n\nQUESTIONS 问题与解答\n"
+           "   不需要任何命令的简单介绍\n       历史 (APUE 提到了)\n")
+    assert [s.heading_path for s in build_sections(pages(faq)) if s.heading_path] == [
+        ("NAME",), ("QUESTIONS 问题与解答",), ("QUESTIONS 问题与解答", "不需要任何命令的简单介绍")]
     # A text that merely starts with the word is no man page.
     plain = "Name the files you want.\n     Then run the tool.\n\nUsage\nmore\n"
     assert _marked_up(plain.splitlines()) == ""
