@@ -36,7 +36,7 @@ from docchat.context.retrieval import (
     doc_key,
     dotted_numbers,
     index_terms,
-    names_number,
+    numbered_depth,
     translate_terms,
 )
 from ingest.document import Document, Section
@@ -158,7 +158,8 @@ def find_evidence(documents: Sequence[Document], sections: Sequence[tuple[object
                 df.update(present)
                 found.append(_Candidate(s, page, present, words, near.get(block, 0.0)))
         heading = wanted.intersection(index_terms(" ".join(section.heading_path)))
-        candidates.append((doc, section, found, heading, names_number(numbers, section)))
+        candidates.append((doc, section, found, heading,
+                           numbered_depth(numbers, section) is not None))
     n = sum(len(f) for _, _, f, _, _ in candidates) or 1
     idf = {t: math.log(1 + n / df[t]) for t in df}
     rank = _Ranker(question, qterms, idf, n)

@@ -29,6 +29,7 @@ from docchat.context.retrieval import (
     fused_scores,
     index_terms,
     named_chapter,
+    numbered_depth,
     window_scores,
     without_structure_words,
 )
@@ -232,10 +233,8 @@ def numbered_groups(doc: Document, numbers: set[str]) -> dict[tuple, list[int]]:
     (its heading path down to it): {heading path: section indices}."""
     out: dict[tuple, list[int]] = {}
     for s in doc.sections:
-        for depth, title in enumerate(s.heading_path):
-            if numbers & dotted_numbers(title):
-                out.setdefault(tuple(s.heading_path[:depth + 1]), []).append(s.index)
-                break
+        if (depth := numbered_depth(numbers, s)) is not None:
+            out.setdefault(tuple(s.heading_path[:depth + 1]), []).append(s.index)
     return out
 
 

@@ -201,9 +201,14 @@ def dotted_numbers(text: str) -> set[str]:
     return set(_DOTTED.findall(text))
 
 
-def names_number(numbers: set[str], section) -> bool:
-    """Whether a heading of section's heading path carries one of numbers."""
-    return bool(numbers) and any(numbers & dotted_numbers(t) for t in section.heading_path)
+def numbered_depth(numbers: set[str], section) -> int | None:
+    """The depth in section's heading path of the first heading that carries one of numbers
+    (0: the top-level one), or None."""
+    if numbers:
+        for depth, title in enumerate(section.heading_path):
+            if numbers & dotted_numbers(title):
+                return depth
+    return None
 
 
 def asks_whole(question: str) -> bool:
