@@ -32,6 +32,10 @@ _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 # notes title a change with a 131-character sentence). A backslash escape in it ("man\_db-2.3.20")
 # is the character it escapes (not in a code span).
 _MD_HEADING_CHARS = 300
+# "####General Notes": an ATX heading without its space (CommonMark wants one; Noto CJK's
+# release notes write seven so), taken in a document that writes other ATX headings: two to
+# six hashes, then a capital letter or a Han character.
+_MD_ATX_TIGHT = re.compile(r"^ {0,3}(#{2,6})([A-Z\u4e00-\u9fff].*?)(?:[ \t]+#+)?[ \t]*$")
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # A Markdown heading written as an HTML element on a line of its own ('<h2 id="x">Tutorial</h2>'),
 # as READMEs do for an anchor to jump to; its title without the tags inside.
@@ -346,6 +350,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     contents = set() if markdown else _contents_lines(lines)
     outdented = set() if markdown else _outdented_lines(lines)
     repeated = set() if markdown else _repeated_numbered(lines, contents)
+    atx = _MD_ATX_TIGHT if markdown and any(_MD_ATX.match(raw) for raw in lines) else None
     for i, raw in enumerate(lines):
         if FENCE.match(raw):
             in_fence = not in_fence
@@ -360,7 +365,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
                 seen = _Numbering(base=under.rank if under else 0.0,
                                   resume=seen.last())
             continue
-        if markdown and (m := _MD_ATX.match(raw)):
+        if markdown and ((m := _MD_ATX.match(raw)) or (atx and (m := atx.match(raw)))):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))),
                                   _md_title(m.group(2).strip())))
             continue
@@ -747,15 +752,22 @@ def _with_printed_number(above: str, title: str) -> str:
 _MARKUP = set("\\{}<>=;")
 
 
+# A running head with its page number glued to its title ("169Lua callbacks" over "9 LUA
+# callbacks", "13Introduction" over "Introduction": ConTeXt's manuals).
+_GLUED_FOLIO = re.compile(r"^\d+[^\W\d_]")
+
+
 def _find_title(lines: list[str], lo: int, hi: int, title: str
                 ) -> tuple[int, int, bool] | None:
     """(first line, end, printed) of the first line (or two) on the bookmark's page that
     ends with its title after at most 12 other characters (a number: "1.1 Scope"; the title
     starting on the first line where it takes two); printed
-    is False for a line of markup (_MARKUP), which the bookmark's title names instead."""
+    is False for a line of markup (_MARKUP), which the bookmark's title names instead.
+    A running head (_GLUED_FOLIO) is taken only when no other line names the title."""
     want = _norm(title)
     if not want:
         return None
+    glued = None
     for i in range(lo, hi):
         got = _norm(lines[i])
         if not got:
@@ -770,8 +782,11 @@ def _find_title(lines: list[str], lo: int, hi: int, title: str
                 span = 2
         if span:
             raw = " ".join(lines[i:i + span])
-            return i, i + span, not _markup(raw, title)
-    return None
+            found = i, i + span, not _markup(raw, title)
+            if not (span == 1 and got != want and _GLUED_FOLIO.match(raw.strip())):
+                return found
+            glued = glued or found
+    return glued
 
 
 # A command named in a heading as prose does ("3 The \documentclass command", "6 Escaping

@@ -771,6 +771,19 @@ def test_the_xetex_logo_on_the_page_matches_its_bookmark():
     assert secs[1].title == "D XƎTEX math font dimensions" and secs[1].text == "These are."
 
 
+def test_a_running_head_with_its_page_number_glued_is_not_the_heading():
+    """ConTeXt's manuals (LuaTeX's) print the running head "169Lua callbacks" (folio and
+    title run together) above the chapter heading "9 LUA callbacks" on its first page: the
+    heading is the title, and the chapter keeps its number."""
+    p = pages("Front matter\n",
+              "169Lua callbacks\n9 LUA callbacks\nThis library registers callbacks.\n",
+              "Lua callbacks170\nMore of them.\n", "13Introduction\nIntroduction\nThis is it.")
+    secs = build_sections(p, outline=[Entry("9 LUA callbacks", 1, 2),
+                                      Entry("Introduction", 1, 4)])
+    assert [s.title for s in secs if s.heading_path] == ["9 LUA callbacks", "Introduction"]
+    assert secs[1].text.startswith("This library") and secs[2].text == "This is it."
+
+
 def test_markdown_headings_written_as_html_elements():
     """A README that writes some headings as HTML elements (for an anchor to jump to) has
     them in its outline: before, its tutorial sat under the previous "## Links" heading."""
