@@ -784,6 +784,21 @@ def test_a_running_head_with_its_page_number_glued_is_not_the_heading():
     assert secs[1].text.startswith("This library") and secs[2].text == "This is it."
 
 
+def test_atx_headings_without_their_space_in_a_document_that_writes_atx_headings():
+    """Noto CJK's release notes write "####General Notes" and "###Noto Sans CJK 1.004":
+    headings by intent where the document writes other ATX headings; a "#hashtag" line or
+    a "##" without a capital after it stays text."""
+    md = ("### Prior Release Notes\n\nIntro.\n\n####General Notes\n\nGeneral text.\n\n"
+          "###Noto 1.004 Release Notes\n\n#hashtag line\n\n##lower case\n")
+    secs = build_sections(pages(md), markdown=True)
+    assert [s.heading_path for s in secs] == [
+        ("Prior Release Notes",), ("Prior Release Notes", "General Notes"),
+        ("Noto 1.004 Release Notes",)]
+    assert "#hashtag line" in secs[-1].text and "##lower case" in secs[-1].text
+    plain = "Some text.\n\n####General Notes\n\nMore.\n"
+    assert [s.heading_path for s in build_sections(pages(plain), markdown=True)] == [()]
+
+
 def test_markdown_headings_written_as_html_elements():
     """A README that writes some headings as HTML elements (for an anchor to jump to) has
     them in its outline: before, its tutorial sat under the previous "## Links" heading."""
