@@ -199,10 +199,13 @@ class _Ask:
         return [Message("system", prompts.system_message(context, self.lang)), *turns,
                 Message("user", self.question)]
 
-    def relevance(self) -> Relevance:
+    def relevance(self, budget: int = 0) -> Relevance:
+        """The search for the question, for an evidence budget of `budget` tokens (from
+        policy.companion_from up, the companion model's passage scores join)."""
         return relevance(self.documents, self.question, self.history, self.search,
                          rewrite=self.rewrite, expand=self.expand, embedder=self.embedder,
-                         store=self.store, passage_top=self.policy.passage_top)
+                         store=self.store, passage_top=self.policy.passage_top,
+                         companion=budget >= self.policy.companion_from)
 
 
 @dataclass
@@ -320,7 +323,7 @@ def _choose_passages(ask: _Ask, carry: Carry, room: EvidenceBudget, choice: _Cho
     of the documents the question is about, with its whole sub-outline, when the full
     outline did not fit) and the passages carried first."""
     docs, counter, policy = ask.documents, ask.counter, ask.policy
-    rel = carry.rel or ask.relevance()
+    rel = carry.rel or ask.relevance(room.avail)
     choice.qterms = rel.terms
     positions = selection.positions(docs, rel.sections, policy)
     asked = selection.asked(docs, rel, policy)

@@ -101,6 +101,16 @@ class PackingPolicy:
     # unchanged (its evidence budget is below it).
     meant_top: int = 2
     meant_from: int = 2500
+    # From companion_from tokens of evidence budget up, an English question's passages are
+    # scored by meaning twice, by MiniLM and by the multilingual companion (its vectors of an
+    # English document's windows are computed anyway, for Chinese questions): both scores
+    # join the window scores, and both models' best windows are the meant ones. Below, the
+    # second reading's windows took the place of better ones. Tuning sets (3,256
+    # questions) at 2k / 4k / 8k: MiniLM alone 2086 / 2601 / 2923, both from 2500 up 2086 /
+    # 2611 / 2930 (paraphrase 475 -> 481 at 4k, 563 -> 571 at 8k), both at every budget
+    # (0) 2079 / 2613 / 2931 (bench/README.md, "Two readings of an English question"); a
+    # huge value: never.
+    companion_from: int = 2500
     # A section that goes in partly shows its best blocks by the question's words and, where
     # the blocks' cosines are known, by meaning: its best block by meaning gains this share
     # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,

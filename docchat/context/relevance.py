@@ -83,14 +83,16 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
               search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
               expand: bool = True, embedder: Embedder | None = None,
               store: EmbeddingStore | None = None,
-              passage_top: int = POLICY.passage_top) -> Relevance:
+              passage_top: int = POLICY.passage_top, companion: bool = False) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
     section's best window, and dense scores where the embedder is enabled. A question that
     changes the topic later in a session is searched as a first question is: with no
     history (pass history=()). passage_top: how many of the best windows by meaning have
-    their cosines join their window scores."""
+    their cosines join their window scores. companion: the multilingual companion's passage
+    scores join too where the embedder's model reads the question (policy.companion_from:
+    the budgets that have room for more passages)."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
@@ -119,7 +121,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     # chapter ..., and what are its sections?") mean every part alike.
     topic = without_structure_words(question).strip() or question
     for model, docs, dkeys, with_parts in _passage_models(documents, keys, embedder,
-                                                          question):
+                                                          question, companion):
         if model.reads_question(question) and not followup:
             passages = model.scores(question, docs, dkeys, kind="windows", only_ready=True,
                                     **opts)
@@ -137,7 +139,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     fused, windows, own = add_numbered(numbered_text(question, history), documents, keys,
                                        fused, windows, own)
     parted = _aspects(documents, question, history, by_window, expand, embedder, store,
-                      passage_top)
+                      passage_top, companion)
     if where := asks_position(question):
         parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
@@ -263,16 +265,17 @@ def add_numbered(question: str, documents: Sequence[Document], keys: Sequence[ob
 
 
 def _passage_models(documents: Sequence[Document], keys: Sequence[object],
-                    embedder: Embedder | None, question: str
+                    embedder: Embedder | None, question: str, companion: bool = False
                     ) -> list[tuple[Embedder, list[Document], list[object], bool]]:
     """(model, documents, their keys, whether it scores their parts) for the passage and
     part scores by meaning: the embedder for the documents its model reads; its companion
     (embeddings.partner, the multilingual model) for the others (MiniLM: the Chinese
     documents, which had no scores by meaning at all), and, where the embedder's model
-    does not read the question, for its documents' passages too. Only stored vectors are
-    used. The companion's section scores are left out: on the tuning sets they cost 2k and
-    4k recall (the passages alone: 487 / 620 / 685 of 792 at 2k / 4k / 8k; with its
-    section scores 479 / 614 / 685)."""
+    does not read the question, for its documents' passages too; with companion, for them
+    also where it does (two readings of an English question: MiniLM's and the multilingual
+    model's). Only stored vectors are used. The companion's section scores are left out: on
+    the tuning sets they cost 2k and 4k recall (the passages alone: 487 / 620 / 685 of 792
+    at 2k / 4k / 8k; with its section scores 479 / 614 / 685)."""
     if embedder is None or not embedder.enabled:
         return []
     out = [(embedder, list(documents), list(keys), True)]
@@ -283,14 +286,15 @@ def _passage_models(documents: Sequence[Document], keys: Sequence[object],
     if unread:
         out.append((other, [documents[k] for k in unread], [keys[k] for k in unread], True))
     read = [k for k, d in enumerate(documents) if embedder.reads(d)]
-    if embeddings.CROSS_PASSAGES and read and question and not embedder.reads_question(question):
+    if embeddings.CROSS_PASSAGES and read and question \
+            and (companion or not embedder.reads_question(question)):
         out.append((other, [documents[k] for k in read], [keys[k] for k in read], False))
     return out
 
 
 def _aspects(documents: Sequence[Document], question: str, history: Sequence, by_window,
              expand: bool, embedder: Embedder | None, store: EmbeddingStore | None,
-             passage_top: int = POLICY.passage_top) -> list[dict]:
+             passage_top: int = POLICY.passage_top, companion: bool = False) -> list[dict]:
     """Window scores of each part of a question that asks several things (BM25, with
     dense passage scores where the model reads the question, as for the whole question);
     none for a follow-up (its parts lean on the previous turn)."""
@@ -303,7 +307,8 @@ def _aspects(documents: Sequence[Document], question: str, history: Sequence, by
         if not queries:
             continue
         scores = window_scores(by_window, queries)
-        for model, docs, keys, _ in _passage_models(documents, all_keys, embedder, part):
+        for model, docs, keys, _ in _passage_models(documents, all_keys, embedder, part,
+                                                    companion):
             if model.reads_question(part):
                 dense = model.scores(part, docs, keys, kind="windows", only_ready=True,
                                      store=store, queries=queries)

@@ -94,7 +94,7 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     # by meaning): the earlier turns' words find the earlier topic again. It is still about
     # the window only if that search says so.
     standalone = bool(ask.history) and not leans_back(question, policy)
-    rel = (replace(ask, history=()) if standalone else ask).relevance()
+    rel = (replace(ask, history=()) if standalone else ask).relevance(room.avail)
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
     # What the window is about: its passages, and those a read cut at the deadline left out.
     about = existing_passages(documents, ask.names, conversation.about(win.compacted))

@@ -150,3 +150,48 @@ def test_a_new_topic_later_in_a_session_is_searched_by_meaning_as_a_first_questi
                        new_tokens=600, embedder=main)
     assert second.turn.compacted == 0
     assert "cron starts commands unattended at 3 a.m." in second.turn.message
+
+
+class EnglishMeaning(Meaning):
+    """The companion's stand-in for English: a few paraphrases share a dimension."""
+    PAIRS = [("night", "3 a.m."), ("on its own", "unattended"), ("paper", "printer")]
+
+    def encode(self, texts, max_tokens=None):
+        self.encoded += len(texts)
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for k, words in enumerate(self.PAIRS):
+                out[i, k] = sum(t.lower().count(w) for w in words)
+            out[i, 7] = 0.1
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_an_english_question_is_read_by_the_companion_too_where_the_budget_has_room():
+    """Two readings of an English question (policy.companion_from): MiniLM's (here a
+    stand-in that tells no passage from another) and the multilingual companion's, whose
+    vectors of an English document's windows are stored for Chinese questions anyway. From
+    companion_from tokens of evidence budget up its passage scores join; below, the
+    passages found by MiniLM and the words alone keep the room."""
+    from dataclasses import replace
+
+    from docchat.context.policy import POLICY
+
+    d = titled_doc("en2.pdf", EN_BODIES, extra=[EN_FILLER, EN_FILLER])
+    main = Embedder(encoder=companion_embedder()[0]._encoder,
+                    companion=Embedder(encoder=EnglishMeaning(), model=FAKE_USE))
+    q = "What runs jobs at night on its own?"
+    assert main.reads(d) and main.reads_question(q)
+    main.companion.vectors(d, kind="windows")
+    target = "cron starts commands unattended at 3 a.m."
+    wide = pack([d], q, Chars(6000), max_new_tokens=100, embedder=main)
+    assert target in wide.text
+    never = replace(POLICY, companion_from=10**9)
+    assert target not in pack([d], q, Chars(6000), max_new_tokens=100, embedder=main,
+                              policy=never).text
+    # A small budget: the second reading is not used.
+    always = replace(POLICY, companion_from=0)
+    small = pack([d], q, Chars(2400), max_new_tokens=100, embedder=main)
+    assert small.text == pack([d], q, Chars(2400), max_new_tokens=100, embedder=main,
+                              policy=never).text
+    assert target in pack([d], q, Chars(2400), max_new_tokens=100, embedder=main,
+                          policy=always).text
