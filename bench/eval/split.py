@@ -64,11 +64,10 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # the end of that session's work. blind29.json, the twenty-ninth set, was written on 2026-12-06
 # after blind28 was retired, and run once and retired the same session, as a second reading
 # of the same code as blind28's. blind30.json, the thirtieth set, was written on 2026-12-06
-# after blind29 was retired, for the next session, to be run once at the end of its work.
-# blind31.json, the thirty-first set, was written on 2026-12-06 too, by a helper session that
-# saw neither the method nor its results, to follow blind30.
+# after blind29 was retired, for the next session, and was run once at the end of that
+# session's work and retired. blind31.json, the thirty-first set, was written on 2026-12-06
+# too, by a helper session that saw neither the method nor its results, to follow blind30.
 RULES: dict = {
-    "blind30.json": (20261230, {"blind": 1.0}),
     "blind31.json": (20261231, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
