@@ -45,6 +45,10 @@ def strip_controls(text: str) -> str:
 # A match is a run of letters, such a break and more letters (as the regex
 # (?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+) would find).
 _BREAK = re.compile(r"-[ \t]*\n[ \t]*|\ufffe")
+# A break Doxygen's LaTeX output prints as "←-" at the line end (its \+ break points, in
+# words, names and URLs alike: "Post←-\nScript", "TEST←-\n_FLAGS", "sourceforge.←-\nnet"):
+# the two lines' parts are one word.
+_MARKED_BREAK = re.compile(r"\u2190-[ \t]*\n[ \t]*")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _LETTER_AT_END = re.compile(r"[^\W\d_]\Z")
 
@@ -61,12 +65,16 @@ def join_hyphenated(text: str, vocabulary: str | None = None) -> str:
     """Re-join words broken at line ends: "manage-\\nment" -> "management".
 
     Rule: only when the second part starts with a lowercase letter. The hyphen is kept
+    after an acronym ("CC-\\nlicensed" -> "CC-licensed", "XML-\\nbased") unless the text
+    writes the closed form elsewhere and never the hyphenated one ("SCfigure"), and
     ("well-\\nknown" -> "well-known") when the hyphenated form occurs elsewhere in
     `vocabulary` (by default the text itself) and the closed form does not; otherwise it is
     dropped, since line-end hyphens in typeset documents are mostly typographic.
     """
     if "\ufffe" not in text and "-" not in text:
         return text
+    if "\u2190-" in text:  # Doxygen's LaTeX marks its breaks "←-": "Post←-\nScript"
+        text = _MARKED_BREAK.sub("", text)
     vocab = text if vocabulary is None else vocabulary
     # Same result as substituting that regex, but the scan starts at the (few) breaks
     # instead of trying the pattern at every letter of the page.
@@ -92,6 +100,10 @@ def _join(head: str, tail: str, whole: str, vocab: str) -> str:
     if not tail[0].islower():
         return f"{head}-{tail}" if "\ufffe" in whole else whole
     closed = head + tail
+    if closed in vocab and f"{head}-{tail}" not in vocab:
+        return closed  # "SC-\nfigure" where the text writes "SCfigure" elsewhere
+    if len(head) > 1 and head.isupper():  # an acronym's compound: "CC-\nlicensed"
+        return f"{head}-{tail}"
     if f"{head}-{tail}" in vocab and closed not in vocab:
         return f"{head}-{tail}"
     return closed

@@ -67,12 +67,28 @@ _ZH_HEADINGS = (
     (re.compile(r"^[（(][一二三四五六七八九十]{1,3}[）)]"), 3.5),
 )
 _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
+# A bare link or path on a line of its own ("wiki.creativecommons.org/Considerations_for_
+# licensees" at the end of a paragraph, CC BY 4.0's preamble) is no title over a rule: a text
+# file's pages are cut at blank lines, and the blank line between it and the rule that
+# follows is gone where the cut fell there.
+_BARE_LINK = re.compile(r"^\S*(?:/|://)\S*$|^www\.\S+$")
 # AsciiDoc section titles ("== Exploring Git history", "==== update script ===="), in a plain
 # text that has at least _ADOC_MIN of them; the title keeps its marks, as the text prints it.
 # Such a text's two-line titles have an underline as long as the title (2 characters either
 # way): a listing's 48-dash delimiter under its first code line is none.
 _ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+((?:[^\W_]|[\"“`']).*?)(?:[ \t]+=+)?[ \t]*$")
 _ADOC_MIN = 3  # of them at level 1 or deeper ("== ..."): one "=" starts a formula's line too
+# ... each after a blank line (or first), as AsciiDoc wants: in a PDF's text "== NULL, ..."
+# and "= 0 indicates false" are a sentence's lines (CFITSIO's guide), not titles.
+
+
+def _adoc_title(lines: list[str], i: int) -> re.Match[str] | None:
+    """The AsciiDoc section title on line i: "== Title" after a blank line (or first), or
+    after its block anchor or attributes ("[[introduction]]", "[appendix]")."""
+    above = lines[i - 1].strip() if i > 0 else ""
+    if above and not (above.startswith("[") and above.endswith("]")):
+        return None
+    return _ADOC_TITLE.match(lines[i])
 _ADOC_UNDERLINE_SLACK = 2
 # A LaTeX source read as plain text (a manual shipped as its .tex file): its sectioning
 # commands on lines of their own are its headings, \part to \paragraph, the title keeping
@@ -323,6 +339,25 @@ def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
     return None
 
 
+# A FAQ's question as a man page prints it: a line of its own in the body's column, with a
+# question mark that ends a sentence ("What is Perl? 什么是 Perl", "1.  如果……会怎样？"),
+# not ending as a sentence of the body does. perlfaq1(7) and epoll(7) in Chinese print their
+# questions so; none was a heading.
+_MAN_QUESTION = re.compile(r"^ {4,}\S.{0,98}(?:[?？](?=\s|$|[^\x00-\x7f])).*$")
+_MAN_QUESTION_END = re.compile(r"[.,;:。，；：]$")
+_MAN_QUESTIONS_MIN = 3
+
+
+def _man_questions(lines: list[str]) -> set[int]:
+    """The lines of a man page that are FAQ questions (_MAN_QUESTION, between blank lines),
+    where it has at least _MAN_QUESTIONS_MIN of them."""
+    found = {i for i in range(1, len(lines) - 1)
+             if not lines[i - 1].strip() and not lines[i + 1].strip()
+             and len(lines[i].strip()) <= 100 and _MAN_QUESTION.match(lines[i])
+             and not _MAN_QUESTION_END.search(lines[i].strip())}
+    return found if len(found) >= _MAN_QUESTIONS_MIN else set()
+
+
 def _man_title_line(raw: str) -> bool:
     """Whether a line of a man page stands at column 0 as a section title does: not blank,
     and not the page's header or footer."""
@@ -336,6 +371,28 @@ def _next_text(lines: list[str], i: int) -> str:
     return next((line for line in lines[i + 1:] if line.strip()), "")
 
 
+# A release's line in a plain-text NEWS file: its version and date alone on the line ("5.4.1
+# (2023-01-11)", "Version 2.3 - 2021-05-02", "v1.2.0 [2020-01-31]"). The versions go down
+# the file, so the numbering rule took only the first (xz's release notes: every older
+# release sat in that one section of 15,000 tokens).
+_RELEASE = re.compile(r"^(?:version[ \t]+|release[ \t]+|v)?\d+(?:\.\d+){1,3}[a-z0-9~+-]*[ \t]*"
+                      r"(?:[-–:][ \t]*)?[(\[]?\d{4}-\d{2}-\d{2}[)\]]?$", re.IGNORECASE)
+_RELEASES_MIN = 2
+
+
+def _release_lines(lines: list[str]) -> dict[int, float]:
+    """{line: rank} of the release lines (_RELEASE) of a text that has at least
+    _RELEASES_MIN, at column 0 with a blank line or the text's edge above: one level
+    below a title underlined before the first of them, else level 1."""
+    found = [i for i, raw in enumerate(lines)
+             if raw[:1].isalnum() and (i == 0 or not lines[i - 1].strip())
+             and _RELEASE.match(raw.strip())]
+    if len(found) < _RELEASES_MIN:
+        return {}
+    titled = any(_SETEXT.match(lines[k]) for k in range(1, found[0]))
+    return dict.fromkeys(found, 2.0 if titled else 1.0)
+
+
 def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_Heading]:
     """The headings of a text without an outline; mode is _marked_up(lines) (markdown: "")."""
     heads: list[_Heading] = []
@@ -343,14 +400,16 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     seen = _Numbering()
     in_fence = False
     n = len(lines)
-    adoc = not markdown and sum(1 for line in lines if line.startswith("==")
-                                and _ADOC_TITLE.match(line)) >= _ADOC_MIN
+    adoc = not markdown and sum(1 for i, line in enumerate(lines) if line.startswith("==")
+                                and _adoc_title(lines, i)) >= _ADOC_MIN
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
     outdented = set() if markdown else _outdented_lines(lines)
     repeated = set() if markdown else _repeated_numbered(lines, contents)
     atx = _MD_ATX_TIGHT if markdown and any(_MD_ATX.match(raw) for raw in lines) else None
+    releases = {} if markdown or adoc or mode else _release_lines(lines)
+    questions = _man_questions(lines) if mode == "man" else set()
     for i, raw in enumerate(lines):
         if FENCE.match(raw):
             in_fence = not in_fence
@@ -373,17 +432,21 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
                 (title := _HTML_TAG.sub("", m.group(2)).strip()):
             heads.append(_Heading(i, i + 1, float(m.group(1)), title))
             continue
-        if adoc and (m := _ADOC_TITLE.match(raw)):
+        if adoc and (m := _adoc_title(lines, i)):
             heads.append(_Heading(i, i + 1, float(len(m.group(1))), line))
             continue
         if mode:  # headings marked up: no guessing from numbers, indents or underlines
             if head := _marked_heading(mode, lines, i):
                 heads.append(head)
+            elif i in questions:
+                above = next((h.rank for h in reversed(heads) if h.start not in questions), 0.0)
+                heads.append(_Heading(i, i + 1, min(above + 1.0, 3.0), line))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
         if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
                 and (i == 0 or not lines[i - 1].strip() or markdown) \
                 and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+" \
+                and not _BARE_LINK.match(line) \
                 and not (markdown and _MD_LIST_ITEM.match(raw)) \
                 and (not adoc or abs(len(nxt.strip()) - len(line)) <= _ADOC_UNDERLINE_SLACK):
             rank = setext_ranks.setdefault(m.group(1), len(setext_ranks) + 1)
@@ -394,7 +457,9 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
             continue
         if markdown or adoc:  # headings marked up: no guessing from numbers and indents
             continue
-        if _CANDIDATE_START.match(line) and i not in repeated \
+        if i in releases:
+            heads.append(_Heading(i, i + 1, releases[i], line))
+        elif _CANDIDATE_START.match(line) and i not in repeated \
                 and (head := _plain_heading(lines, i, wrap, seen)):
             heads.append(head)
         elif i in outdented:

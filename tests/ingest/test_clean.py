@@ -315,3 +315,21 @@ def test_a_letterhead_taller_than_three_lines_is_removed_from_every_page():
     assert all(p.startswith(f"Text of the {w} page") for w, p in zip(words, out))
     assert all("See the example." in p for p in out)
     assert removed == 5 * 8
+
+
+def test_doxygen_break_marks_join_the_word_they_break():
+    """Doxygen's LaTeX prints "←-" where it broke a word, a name or a URL at a line end."""
+    page = ("RTF (MS-Word), Post\u2190-\nScript, hyperlinked PDF; see https://sourceforge.\u2190-\r\n"
+            "net/projects/x and TEST\u2190-\n_FLAGS.")
+    assert clean_text(page) == ("RTF (MS-Word), PostScript, hyperlinked PDF; see "
+                                "https://sourceforge.net/projects/x and TEST_FLAGS.")
+    assert clean_pages([page])[0] == clean_text(page)
+
+
+def test_an_acronym_keeps_its_hyphen_at_a_line_end():
+    """CC BY 4.0's "other CC-\\nlicensed material" became "CClicensed"."""
+    assert clean_text("other CC-\n     licensed material, XML-\nbased, manage-\nment") == (
+        "other CC-licensed material, XML-based, management")
+    # ... unless the text writes it closed elsewhere (caption's "SCfigure" environment).
+    assert clean_text("use \\begin{SCfigure} or set [SC-\nfigure]") == (
+        "use \\begin{SCfigure} or set [SCfigure]")

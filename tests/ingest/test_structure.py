@@ -825,3 +825,59 @@ def test_inline_code_between_triple_backticks_opens_no_code_block():
     assert [s.heading_path[-1] for s in secs] == ["Guide", "4.1 Install", "4.2 Format",
                                                   "4.3 Cite"]
     assert "## not a heading" in secs[2].text
+
+
+def test_lines_of_a_sentence_starting_with_equals_signs_are_no_asciidoc_titles():
+    """CFITSIO's guide (a PDF without bookmarks) breaks sentences before "== NULL" and "= 0
+    indicates false": taken for AsciiDoc titles, they were its 11 sections and its numbered
+    headings were lost. AsciiDoc titles stand after a blank line (or an anchor)."""
+    body = ("1.1 A Brief Overview\nCFITSIO is a library. The HDU is chosen when hdupos\n"
+            "== NULL, identified by the number.\nThe value\n= 0 indicates false, and any "
+            "other value\n= true. The keyword\n== NULL when it is not found. The name\n"
+            "== EXTNAME of the extension.\n"
+            "1.2 Sources of Software\nThe software is free.\n")
+    secs = build_sections(pages(body))
+    assert [s.title for s in secs if s.heading_path] == ["1.1 A Brief Overview",
+                                                          "1.2 Sources of Software"]
+
+
+def test_a_bare_link_over_a_rule_is_no_title():
+    """A text file's pages are cut at blank lines; where the cut fell between a paragraph's
+    last line, a bare link, and the rule under it, the link became a level-1 heading over
+    the whole licence (CC BY 4.0)."""
+    md = ("# License\n\nSome terms apply:\n\twiki.creativecommons.org/Considerations_for_x",
+          "=====================================\n\nCreative Commons Public License")
+    secs = build_sections(pages(*md), markdown=True)
+    assert [s.heading_path for s in secs] == [("License",)]
+
+
+def test_the_release_lines_of_a_news_file_are_its_headings():
+    """xz's release notes list releases newest first ("5.4.1 (2023-01-11)", then "5.4.0
+    (2022-12-13)", ...): only the first was a heading (the numbers go down), and every older
+    release sat in its section."""
+    news = ("XZ Utils Release Notes\n======================\n\n5.4.1 (2023-01-11)\n\n"
+            "    * Fixed a bug.\n\n5.4.0 (2022-12-13)\n\n    * New features.\n\n"
+            "5.3.5beta (2022-12-01)\n\n    * Beta.\n")
+    secs = build_sections(pages(news))
+    assert [s.heading_path for s in secs] == [
+        ("XZ Utils Release Notes",), ("XZ Utils Release Notes", "5.4.1 (2023-01-11)"),
+        ("XZ Utils Release Notes", "5.4.0 (2022-12-13)"),
+        ("XZ Utils Release Notes", "5.3.5beta (2022-12-01)")]
+    assert secs[2].text.strip() == "* New features."
+
+
+def test_a_man_pages_faq_questions_are_its_subsections():
+    """perlfaq1(7) in Chinese prints each question as a line of its own in the body's
+    column; with three or more such lines they are headings under their section."""
+    man = ("PERLFAQ1(7)          Perl Programmers Reference Guide          PERLFAQ1(7)\n\n"
+           "NAME\n       perlfaq1 - 有关 Perl 的一般问题\n\nDESCRIPTION 描述\n"
+           "       有关 Perl 的一般的问题\n\n       What is Perl? 什么是 Perl\n\n"
+           "       Perl是一个高阶程式语言。\n\n       谁对 Perl 提供支持？谁开发了它？\n\n"
+           "       Perl自由开放。\n\n       Perl难学吗？\n\n"
+           "       不难。它真的很好学，对吗？对。\n\n"
+           "       结果是:\n\n           print 1;\n")
+    secs = build_sections(pages(man))
+    assert [s.heading_path for s in secs if len(s.heading_path) == 2] == [
+        ("DESCRIPTION 描述", "What is Perl? 什么是 Perl"),
+        ("DESCRIPTION 描述", "谁对 Perl 提供支持？谁开发了它？"),
+        ("DESCRIPTION 描述", "Perl难学吗？")]
