@@ -80,15 +80,6 @@ _ADOC_TITLE = re.compile(r"^(={1,5})[ \t]+((?:[^\W_]|[\"“`']).*?)(?:[ \t]+=+)?
 _ADOC_MIN = 3  # of them at level 1 or deeper ("== ..."): one "=" starts a formula's line too
 # ... each after a blank line (or first), as AsciiDoc wants: in a PDF's text "== NULL, ..."
 # and "= 0 indicates false" are a sentence's lines (CFITSIO's guide), not titles.
-
-
-def _adoc_title(lines: list[str], i: int) -> re.Match[str] | None:
-    """The AsciiDoc section title on line i: "== Title" after a blank line (or first), or
-    after its block anchor or attributes ("[[introduction]]", "[appendix]")."""
-    above = lines[i - 1].strip() if i > 0 else ""
-    if above and not (above.startswith("[") and above.endswith("]")):
-        return None
-    return _ADOC_TITLE.match(lines[i])
 _ADOC_UNDERLINE_SLACK = 2
 # A LaTeX source read as plain text (a manual shipped as its .tex file): its sectioning
 # commands on lines of their own are its headings, \part to \paragraph, the title keeping
@@ -281,6 +272,15 @@ class _Numbering:
         if self.num is None and self.resume is not None:
             return _plausible_next(self.resume, num) or all(x <= 1 for x in num)
         return _plausible_next(self.num, num)
+
+
+def _adoc_title(lines: list[str], i: int) -> re.Match[str] | None:
+    """The AsciiDoc section title on line i: "== Title" after a blank line (or first), or
+    after its block anchor or attributes ("[[introduction]]", "[appendix]")."""
+    above = lines[i - 1].strip() if i > 0 else ""
+    if above and not (above.startswith("[") and above.endswith("]")):
+        return None
+    return _ADOC_TITLE.match(lines[i])
 
 
 def _marked_up(lines: list[str]) -> str:
