@@ -94,9 +94,11 @@ def test_real_text_is_not_garbage():
 
 
 def _reference_join(text, vocabulary=None):
-    """join_hyphenated as first written, with one regex over the whole text."""
+    """join_hyphenated as first written, with one regex over the whole text (and the rules
+    added since: Doxygen's "←-" marks, an acronym's hyphen)."""
     import re
 
+    text = re.sub(r"\u2190-[ \t]*\n[ \t]*", "", text)
     pattern = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:-[ \t]*\n[ \t]*|\ufffe)([^\W\d_]+)")
     vocab = text if vocabulary is None else vocabulary
 
@@ -104,6 +106,10 @@ def _reference_join(text, vocabulary=None):
         head, tail = m.group(1), m.group(2)
         if not tail[0].islower():
             return f"{head}-{tail}" if m.group(0).count("\ufffe") else m.group(0)
+        if head + tail in vocab and f"{head}-{tail}" not in vocab:
+            return head + tail
+        if len(head) > 1 and head.isupper():
+            return f"{head}-{tail}"
         if f"{head}-{tail}" in vocab and head + tail not in vocab:
             return f"{head}-{tail}"
         return head + tail
@@ -111,7 +117,8 @@ def _reference_join(text, vocabulary=None):
     return pattern.sub(join, text)
 
 
-_PIECES = list("abcAB-\n \t\ufffe_1éÉ中.,") + ["ﬁ", "-\n", "well-known", "wellknown"]
+_PIECES = list("abcAB-\n \t\ufffe_1éÉ中.,") + ["ﬁ", "-\n", "well-known", "wellknown", "\u2190-\n",
+                                               "CC-", "CCa"]
 
 
 @settings(max_examples=500, deadline=None)
