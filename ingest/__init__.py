@@ -17,7 +17,7 @@ from ingest.parallel import limited
 from ingest.pdf import OCR, check_text_layer, extract_pages
 from ingest.segment import document_language
 from ingest.structure import structure_pages
-from ingest.text import read_text, split_pages
+from ingest.text import read_text, split_pages_gaps
 from ingest.tokens import TokenCounter, count_many, count_tokens, tokenizer_name
 
 __all__ = [
@@ -88,6 +88,7 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
     warnings: list[str] = []
     outline = None
     title = ""
+    gaps: list[bool] = []  # a text file's pages cut at a blank line (split_pages_gaps)
     if suffix == ".pdf":
         kind = "pdf"
         raw = extract_pages(path, password)
@@ -104,7 +105,7 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
     else:
         kind = "markdown" if suffix in _MARKDOWN else "text"
         text, encoding = read_text(path)
-        raw_pages = split_pages(text)
+        raw_pages, gaps = split_pages_gaps(text)
         texts = clean_pages(raw_pages)
         removed = 0
         if "\f" in text:  # real pages: they may carry running headers
@@ -120,7 +121,7 @@ def _load(path: Path, password: str | None, max_mb: float, tokenizer: TokenCount
         for i, (t, lab, ocr) in enumerate(zip(texts, labels, ocr_flags), start=1)
     ]
     pages, sections = structure_pages(pages, outline=outline or None,
-                                      markdown=kind == "markdown")
+                                      markdown=kind == "markdown", gaps=gaps)
     counts = count_many([s.text for s in sections], tokenizer)
     sections = [replace(s, tokens=n) for s, n in zip(sections, counts)]
     if not title:

@@ -1342,16 +1342,22 @@ def build_sections(pages: Sequence[Page], outline: Sequence[OutlineLike] | None 
 
 
 def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None = None,
-                    markdown: bool = False) -> tuple[list[Page], list[Section]]:
+                    markdown: bool = False, gaps: Sequence[bool] = ()
+                    ) -> tuple[list[Page], list[Section]]:
     """build_sections, and the pages with the same line breaks removed as the blocks: inside
     a Chinese paragraph a break between Chinese characters goes, one between Chinese and Latin
     text becomes a space (see cjk_separator and _CjkBreaks). Headings, code, tables and the
-    start of list items keep their lines.
+    start of list items keep their lines. gaps[k]: page k + 2 was cut from the page before
+    at a blank line (a text file's pages, ingest.text.split_pages_gaps): the blank line
+    stands between them again, so that a title at the top of a page has one above it.
     """
     lines: list[str] = []
     line_pages: list[int] = []
     first_line: dict[int, int] = {}
-    for page in pages:
+    for k, page in enumerate(pages):
+        if k and k <= len(gaps) and gaps[k - 1] and lines and lines[-1].strip():
+            lines.append("")
+            line_pages.append(line_pages[-1])
         first_line[page.number] = len(lines)
         page_lines = page.text.split("\n")
         lines.extend(page_lines)

@@ -65,18 +65,28 @@ def split_pages(text: str, page_chars: int = PAGE_CHARS) -> list[str]:
     at a blank line (not inside a Markdown code fence unless it runs past four times that
     size), or at a line end when a single paragraph runs past twice that size.
     """
+    return split_pages_gaps(text, page_chars)[0]
+
+
+def split_pages_gaps(text: str, page_chars: int = PAGE_CHARS) -> tuple[list[str], list[bool]]:
+    """split_pages, and for each page after the first whether it was cut at a blank line
+    (the blank line itself goes: a page neither ends nor starts with one). The structure
+    puts it back between the pages: a title at the top of a page has a blank line above it,
+    as in the file."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\f" in text:
         pages = text.split("\f")
         if pages and not pages[-1].strip():
             pages.pop()
-        return pages or [""]
+        return (pages or [""]), [False] * max(0, len(pages) - 1)
     if len(text) <= page_chars:
-        return [text]
+        return [text], []
     pages: list[str] = []
+    gaps: list[bool] = []
     current: list[str] = []
     size = 0
     in_fence = False
+    blank_cut = False
     for line in text.split("\n"):
         if FENCE.match(line):
             in_fence = not in_fence
@@ -85,11 +95,17 @@ def split_pages(text: str, page_chars: int = PAGE_CHARS) -> list[str]:
                     or size >= 4 * page_chars)
         if at_break:
             pages.append("\n".join(current))
+            gaps.append(blank_cut)
             current, size = [], 0
-            if not line.strip():
+            blank_cut = not line.strip()
+            if blank_cut:
                 continue
         current.append(line)
         size += len(line) + 1
     if current:
         pages.append("\n".join(current))
-    return [p for p in pages if p.strip()] or [""]
+        gaps.append(blank_cut)
+    kept = [(p, g) for p, g in zip(pages, gaps) if p.strip()]
+    if not kept:
+        return [""], []
+    return [p for p, _ in kept], [g for _, g in kept[1:]]

@@ -103,3 +103,23 @@ def test_line_numbered_text_loses_its_numbers(tmp_path):
     doc = ingest.load_document(path)
     assert [s.title for s in doc.sections] == ["1. INTRODUCTION", "2. METHODS"]
     assert doc.pages[1].text.startswith("2. METHODS\nWe count")
+
+
+def test_a_title_at_the_top_of_a_text_page_keeps_the_blank_line_above_it(tmp_path):
+    """Pages of a text file are cut at blank lines, and the blank line went with the cut: a
+    title that then opened a page had the last line of the page before right above it, so a
+    plain text's underlined title (which needs a blank line above) was no heading there."""
+    from ingest import load_document
+    from ingest.text import split_pages_gaps
+
+    para = ("This paragraph of the manual is long enough to fill a page of its own, and "
+            "it says nothing else. ") * 35
+    text = f"Manual\n======\n\n{para}\n\nInstalling\n----------\n\nRun the installer.\n"
+    pages, gaps = split_pages_gaps(text)
+    assert len(pages) == 2 and gaps == [True] and pages[1].startswith("Installing")
+    assert split_pages_gaps("a\fb")[1] == [False]
+    path = tmp_path / "manual.txt"
+    path.write_text(text, encoding="utf-8")
+    doc = load_document(path)
+    assert [s.heading_path for s in doc.sections] == [("Manual",), ("Manual", "Installing")]
+    assert doc.sections[1].page_start == 2 and doc.sections[1].text == "Run the installer."
