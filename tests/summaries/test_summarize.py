@@ -204,8 +204,8 @@ def test_an_upload_stored_under_its_hash_is_titled_by_its_own_title_or_name(apac
 
     digest = "ab" * 32
     upload = replace(apache, path=f"/data/uploads/{digest}.txt", title=digest, name="lic.txt")
-    # The licence names itself on its first line; ingest's stand-in was its first section.
-    assert apache.title == "1. Definitions."
+    # The licence names itself on its first line; ingest's stand-in is its first heading.
+    assert apache.title == "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION"
     assert document_title(upload) == document_title(apache) == "Apache License"
     backend = RecordingBackend()
     markdown = render_markdown(upload, summarize_document(upload, backend), "echo")
