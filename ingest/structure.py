@@ -68,9 +68,10 @@ _ZH_HEADINGS = (
 )
 _SETEXT = re.compile(r"^[ \t]*([=\-*~^#+])\1{2,}[ \t]*$")
 # A bare link or path on a line of its own ("wiki.creativecommons.org/Considerations_for_
-# licensees" at the end of a paragraph, CC BY 4.0's preamble) is no title over a rule: a text
-# file's pages are cut at blank lines, and the blank line between it and the rule that
-# follows is gone where the cut fell there.
+# licensees" at the end of a paragraph, CC BY 4.0's preamble) is no title over a rule. Found
+# where a text file's page cut dropped the blank line between the two; structure_pages(gaps=)
+# now puts such a blank line back, and this stays for pages that meet without one (form-feed
+# pages, a cut inside a long paragraph).
 _BARE_LINK = re.compile(r"^\S*(?:/|://)\S*$|^www\.\S+$")
 # AsciiDoc section titles ("== Exploring Git history", "==== update script ===="), in a plain
 # text that has at least _ADOC_MIN of them; the title keeps its marks, as the text prints it.

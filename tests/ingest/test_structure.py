@@ -842,13 +842,18 @@ def test_lines_of_a_sentence_starting_with_equals_signs_are_no_asciidoc_titles()
 
 
 def test_a_bare_link_over_a_rule_is_no_title():
-    """A text file's pages are cut at blank lines; where the cut fell between a paragraph's
-    last line, a bare link, and the rule under it, the link became a level-1 heading over
-    the whole licence (CC BY 4.0)."""
+    """Where two pages meet with no blank line between a paragraph's last line, a bare link,
+    and the rule opening the next page, the link became a level-1 heading over the whole
+    licence (CC BY 4.0, whose page cut had dropped that blank line; with the cut's blank
+    line back, as structure_pages(gaps=) does, there is none either)."""
+    from ingest.structure import structure_pages
+
     md = ("# License\n\nSome terms apply:\n\twiki.creativecommons.org/Considerations_for_x",
           "=====================================\n\nCreative Commons Public License")
     secs = build_sections(pages(*md), markdown=True)
     assert [s.heading_path for s in secs] == [("License",)]
+    _, cut = structure_pages(pages(*md), markdown=True, gaps=[True])
+    assert [s.heading_path for s in cut] == [("License",)]
 
 
 def test_the_release_lines_of_a_news_file_are_its_headings():
