@@ -67,8 +67,11 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # after blind29 was retired, for the next session, and was run once at the end of that
 # session's work and retired. blind31.json, the thirty-first set, was written on 2026-12-06
 # too, by a helper session that saw neither the method nor its results, to follow blind30.
+# blind32.json, the thirty-second set, was written on 2026-12-06 by another such helper session,
+# to follow blind31.
 RULES: dict = {
     "blind31.json": (20261231, {"blind": 1.0}),
+    "blind32.json": (20261232, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
