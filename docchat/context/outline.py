@@ -10,7 +10,7 @@ from typing import Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.passages import TokenCounter, page_marker
-from docchat.context.retrieval import STOPWORDS, ZH_NUMERAL, index_terms, zh_number
+from docchat.context.retrieval import STOPWORDS, ZH_NUMERAL, index_terms, title_names, zh_number
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -146,32 +146,41 @@ def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
 def title_terms(title: str) -> set[str]:
     """A heading title's search words (stemmed as the index), without numbers and
     function words: "10.2 Backup and recovery" -> {"backup", "recoveri"}."""
-    return {t for t in index_terms(title) if not t.isdigit() and t not in STOPWORDS}
+    return {t for t in index_terms(title, skip=STOPWORDS)
+            if not t.isdigit() and t not in STOPWORDS}
 
 
 def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, float]],
                named: set[str], with_children: bool = False) -> tuple[int, int] | None:
     """(document, entry) of the heading the question names by its title: all of its title
-    words among named (the question's search words, stemmed; translations included). The
-    title with most words first, then the part's score; a one-word title only over the
-    question's hits. None if none. (A share of the words was tried: "debian 目录下的其他
-    文件" then stood for "debian 目录中的必需内容" on a question about the essential files.)"""
+    words among named (the question's search words, stemmed; translations included), or
+    all of one of its other names' (title_names: "撤销（UNDO）" is named by "撤销"). The
+    title with most words named first, then the part's score; a one-word title only over
+    the question's hits, and not a word of the document's file name ("glossaries" names
+    the manual, not its option of that name) nor the document's own apparatus ("目录",
+    "Index": a question about "控制目录外观" asks about tables of contents). None if none.
+    (A share of the words was tried: "debian 目录下的其他文件" then stood for "debian 目录中
+    的必需内容" on a question about the essential files.)"""
     if not named:
         return None
     best, found = None, None
     for di, (d, rel) in enumerate(zip(documents, relevance)):
         es = entries_of(d)
         scores = part_scores(d, rel)
+        own = set(index_terms(d.name))
         for ei, e in enumerate(es):
             if with_children and not _has_children(es, ei):
                 continue
-            words = title_terms(entry_title(d, e))
-            hit = len(words & named)
-            if not words or hit < len(words) or (hit == 1 and scores[ei] <= 0):
-                continue
-            key = (hit, scores[ei])
-            if best is None or key > best:
-                best, found = key, (di, ei)
+            title = entry_title(d, e)
+            for name in title_names(title):
+                words = title_terms(name)
+                hit = len(words & named)
+                if not words or hit < len(words) or hit == 1 and (
+                        scores[ei] <= 0 or words <= own or _NOT_CHAPTER.match(title)):
+                    continue
+                key = (hit, scores[ei])
+                if best is None or key > best:
+                    best, found = key, (di, ei)
     return found
 
 
@@ -333,7 +342,7 @@ def chapter_of(doc: Document, ei: int) -> int:
 # A chapter's own number at the start of its title: "4 Questions and points", "Chapter 23
 # Lyrics", "第3章 绪论" (retrieval.zh_number reads "第三章").
 _CHAPTER_NUMBER = re.compile(
-    rf"^\s*(?:chapter\s+)?(\d{{1,3}})(?!\d|\.\d)|^\s*第\s*({ZH_NUMERAL}{{1,3}})\s*章",
+    rf"^\s*(?:chapter\s+)?(\d{{1,3}})(?!\d|\.\d)|^\s*第\s*({ZH_NUMERAL}{{1,3}})\s*[章节]",
     re.IGNORECASE)
 # Headings around the chapters that are no chapter of the text.
 _NOT_CHAPTER = re.compile(r"^\s*(?:(?:table of )?contents|index|bibliography|references|"
@@ -370,6 +379,16 @@ def named_chapter(doc: Document, ref: tuple[str, int]) -> int | None:
     return pool[n - 1] if 0 < n <= len(pool) else None
 
 
+def chapter_named(documents: Sequence[Document], ref: tuple[str, int] | None
+                  ) -> tuple[int, int] | None:
+    """(document, entry) of the chapter the question names by its number or place
+    (retrieval.named_chapter) in the first document that has it; None for none."""
+    if ref is None:
+        return None
+    return next(((di, ei) for di, d in enumerate(documents)
+                 if (ei := named_chapter(d, ref)) is not None), None)
+
+
 def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: int,
                   relevance: Sequence[dict[int, float]], shown: "Outline | None" = None,
                   named: set[str] | None = None, parts: int = 1,
@@ -395,10 +414,7 @@ def focus_outline(documents: Sequence[Document], counter: TokenCounter, budget: 
         whole = build_outline(documents, counter, budget)
         if not whole.dropped:  # the whole outline fits: no part to guess
             return whole.text
-    found = None
-    if chapter_ref is not None:
-        found = next(((di, ei) for di, d in enumerate(documents)
-                      if (ei := named_chapter(d, chapter_ref)) is not None), None)
+    found = chapter_named(documents, chapter_ref)
     if found is None:
         found = part_asked_about(documents, relevance, with_children=True, named=named,
                                  dense=dense)

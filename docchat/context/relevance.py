@@ -30,6 +30,7 @@ from docchat.context.retrieval import (
     index_terms,
     named_chapter,
     numbered_depth,
+    title_names,
     window_scores,
     without_structure_words,
 )
@@ -174,15 +175,17 @@ _NUMBERING = re.compile(r"^\s*(?:(?:chapter|section|part|appendix)\s+)?(?:\d+|[A
                        r"[.):]?\s+|^\s*第\s*\S{1,4}?\s*[章节部篇]\s*", re.IGNORECASE)
 
 
-def _titles(doc: Document) -> list[tuple[int, frozenset]]:
-    """(section index, its own title's search words: numbers in it kept, its own
-    numbering not) of each titled section of doc."""
+def _titles(doc: Document) -> list[tuple[int, tuple[frozenset, ...]]]:
+    """(section index, the search words of each name its own title goes by (title_names):
+    numbers in it kept, its own numbering not) of each titled section of doc."""
     out = []
     for s in doc.sections:
         title = _NUMBERING.sub("", s.title, count=1) if s.heading_path else ""
-        words = {t for t in index_terms(title) if t not in STOPWORDS}
-        if words:
-            out.append((s.index, frozenset(words)))
+        names = (frozenset(t for t in index_terms(name, skip=STOPWORDS) if t not in STOPWORDS)
+                 for name in title_names(title))
+        names = tuple(dict.fromkeys(n for n in names if n))
+        if names:
+            out.append((s.index, names))
     return out
 
 
@@ -190,17 +193,18 @@ def add_titled(fused: dict[tuple[object, int], float], documents: Sequence[Docum
                keys: Sequence[object], named: set[str], weight: float | None = None
                ) -> dict[tuple[object, int], float]:
     """fused plus, for each section the question names by its own title (all of the
-    title's words among named, the question's search words as the index stems them),
-    weight x the best fused score, shared by the sections of the same title words that
-    the search found (ten found sections called "Examples" gain a tenth each). Only
-    sections already in fused."""
+    title's words among named, the question's search words as the index stems them, or
+    all of one of its other names': title_names), weight x the best fused score, shared
+    by the sections of the same title words that the search found (ten found sections
+    called "Examples" gain a tenth each). Only sections already in fused."""
     weight = TITLE_WEIGHT if weight is None else weight
     if not named or not fused or weight <= 0:
         return fused
     groups: dict[frozenset, list] = {}
     for d, key in zip(documents, keys):
-        for idx, words in _TITLES.get(d, _titles):
-            if words <= named and (key, idx) in fused:
+        for idx, names in _TITLES.get(d, _titles):
+            words = max((n for n in names if n <= named), key=len, default=None)
+            if words is not None and (key, idx) in fused:
                 groups.setdefault(words, []).append((key, idx))
     if not groups:
         return fused

@@ -159,7 +159,7 @@ _ORDINAL_CHAPTER = re.compile(rf"\b({'|'.join(_ORDINALS)}),?\s+(?:[\w-]+,?\s+){{
 _NUMBERED_CHAPTER = re.compile(r"\bchapter\s+(\d{1,3})\b", re.IGNORECASE)
 _ZH_DIGITS = "一二三四五六七八九"
 ZH_NUMERAL = r"[一二三四五六七八九十两\d]"  # a character of a chapter's number (zh_number)
-_ZH_CHAPTER = re.compile(rf"第\s*({ZH_NUMERAL}{{1,3}})\s*章|(最后|末)\s*一?\s*章|首章")
+_ZH_CHAPTER = re.compile(rf"第\s*({ZH_NUMERAL}{{1,3}})\s*[章节]|(最后|末)\s*一?\s*章|首章")
 
 
 def zh_number(text: str) -> int | None:
@@ -441,14 +441,43 @@ _STEMS: dict[str, tuple[str, ...]] = {}
 _TOKENIZER = "porter unicode61 remove_diacritics 2"  # as the store's sections_fts
 
 
-def index_terms(text: str) -> list[str]:
+def index_terms(text: str, skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """Words of text as the store's FTS5 index sees them: segment.terms, then the index's
-    own tokenizer (Porter stemming, diacritics removed), so both rank alike."""
-    words = terms(text)
+    own tokenizer (Porter stemming, diacritics removed), so both rank alike. skip: words
+    left out before stemming (STOPWORDS: "using" would be "us" after)."""
+    words = [w for w in terms(text) if w not in skip]
     missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
     if missing:
         _STEMS.update(_fts_tokens(missing))
     return [t for w in words for t in _STEMS[w]]
+
+
+# A heading title that ends in another name in brackets: "撤销（UNDO）" (the original of a
+# translation), "Portable Document Format (PDF)" (an abbreviation).
+_ALIAS = re.compile(r"^(?P<main>.*?\S)\s*[（(\[](?P<alias>[^()（）\[\]]+)[)）\]]\s*$")
+
+
+# A title in two languages, one after the other: "特殊段 SPECIAL SECTIONS" (a translated
+# manual page keeps the original heading), "[homes] 个人目录段".
+_HAN, _LATIN = "\u3400-\u9fff", "A-Za-z"
+_TWO_LANGUAGES = re.compile(
+    rf"^(?P<a>[^{_LATIN}]*[{_HAN}][^{_LATIN}]*?)\s+(?P<b>[^{_HAN}]*[{_LATIN}][^{_HAN}]*)$"
+    rf"|^(?P<c>[^{_HAN}]*[{_LATIN}][^{_HAN}]*?)\s+(?P<d>[^{_LATIN}]*[{_HAN}][^{_LATIN}]*)$")
+
+
+def title_names(title: str) -> list[str]:
+    """The names a heading title goes by: the title itself and, where it ends in another
+    name in brackets, the title before them and the name in them ("撤销（UNDO）" ->
+    "撤销（UNDO）", "撤销", "UNDO"), or where it is one name in Chinese and one in a
+    Latin script, each ("特殊段 SPECIAL SECTIONS"), so a question that names either
+    names the heading."""
+    m = _ALIAS.match(title)
+    if m is not None:
+        return [title, m["main"], m["alias"]]
+    m = _TWO_LANGUAGES.match(title.strip())
+    if m is not None:
+        return [title] + [x for x in m.group("a", "b", "c", "d") if x]
+    return [title]
 
 
 def _fts_tokens(words: list[str]) -> dict[str, tuple[str, ...]]:

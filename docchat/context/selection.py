@@ -15,7 +15,7 @@ from itertools import islice, takewhile
 from typing import Iterator, Sequence
 
 from docchat.context.cache import DocumentCache
-from docchat.context.outline import entries_of, part_asked_about
+from docchat.context.outline import chapter_named, entries_of, part_asked_about
 from docchat.context.passages import Passage, TokenCounter, block_text
 from docchat.context.policy import POLICY, PackingPolicy
 from docchat.context.retrieval import block_scores, doc_key, index_terms, window_text
@@ -36,7 +36,8 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
            parts: Sequence[dict[int, float]] | None = None,
            aspects: Sequence[Sequence[Window]] = (),
            meant: Sequence[Window] = (),
-           meaning: Sequence[dict[int, list[float]]] = ()) -> list[list[Passage]]:
+           meaning: Sequence[dict[int, list[float]]] = (),
+           chapter_ref: tuple[str, int] | None = None) -> list[list[Passage]]:
     """Choose passages per document, in this order (see Selection): the carried ones, the
     part asked about whole (or, when the question asks about a part as a whole and it does
     not fit, a spread of it), the best windows (passage hits, in the order that covers the
@@ -52,11 +53,13 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     the best windows by meaning alone (best first), after the best windows from
     policy.meant_from tokens up. meaning: per document, section position -> each block's
     cosine to the question (meaning_blocks): a section that goes in partly shows the blocks
-    that match the question's words or its meaning (Selection.block_scores)."""
+    that match the question's words or its meaning (Selection.block_scores). chapter_ref:
+    the chapter the question names by its number or place (retrieval.named_chapter): the
+    part it asks about."""
     sel = Selection(documents, positions, qterms, counter, avail, policy, present, windows,
                     meaning)
     sel.carry(carry)
-    sel.take_part(whole, named, parts)
+    sel.take_part(whole, named, parts, chapter_ref)
     sel.take_windows(windows, aspects)
     # Also for a question taken to ask about a part as a whole: the rule reads words ("one
     # whole number" is no part), and the meant windows only take what the spread left.
@@ -149,17 +152,22 @@ class Selection:
                                      self._next_rank()))
 
     def take_part(self, whole: bool = False, named: set[str] | None = None,
-                  parts: Sequence[dict[int, float]] | None = None) -> None:
+                  parts: Sequence[dict[int, float]] | None = None,
+                  chapter_ref: tuple[str, int] | None = None) -> None:
         """A question about one part (a section with its subsections): that part whole,
         start, middle and end, where it takes at most policy.span_share of the budget; when
         it does not fit and the question asks about the part as a whole (whole: the part it
         names by title, else by meaning), a spread of it in that share (spread()). Another
-        question gets its part whole only under policy.part_for_all."""
+        question gets its part whole only under policy.part_for_all. A chapter the question
+        names by its number or place (chapter_ref) is the part, even of one section."""
         if not whole and not self.policy.part_for_all:
             return
-        part = (part_asked_about(self.documents, self.positions, named=named, dense=parts)
-                if whole else
-                part_asked_about(self.documents, self.positions))
+        part = chapter_named(self.documents, chapter_ref)
+        by_number = part is not None
+        if part is None:
+            part = (part_asked_about(self.documents, self.positions, named=named, dense=parts)
+                    if whole else
+                    part_asked_about(self.documents, self.positions))
         if part is None:
             return
         di, ei = part
@@ -172,7 +180,7 @@ class Selection:
                 self._take_spread(di, range(e.start, e.end),
                                   self.policy.spread_share * self.avail)
             return
-        if e.end - e.start <= 1:
+        if e.end - e.start <= 1 and not by_number:
             return
         for p, x in zip(range(e.start, e.end), span):
             if (di, p) in self.present:  # already in the window
@@ -589,7 +597,8 @@ def asked(documents: Sequence[Document], rel, policy: PackingPolicy = POLICY) ->
             "parts": part_positions(documents, rel.parts),
             "aspects": [window_positions(documents, a, policy) for a in rel.aspects],
             "meant": window_positions(documents, getattr(rel, "meant", {}), policy),
-            "meaning": meaning_blocks(documents, getattr(rel, "meaning", {}))}
+            "meaning": meaning_blocks(documents, getattr(rel, "meaning", {})),
+            "chapter_ref": getattr(rel, "chapter_ref", None)}
 
 
 def with_meaning(words: list[float], cosines: Sequence[float] | None, weight: float
