@@ -82,6 +82,10 @@ STRUCTURE_PHRASES = re.compile("|".join([
     r"(?:有|分|包括|包含)?(?:哪些|哪几)(?:个)?(?:小节|节|章|部分|内容)",
     r"各(?:小节|节|章|部分)",
     r"(?:手册|文档|指南|文件)(?:里|中|内)",
+    # The document's own kind and language ("bash 中文手册页", "minicom(1) 中文版"): every
+    # translated manual page ends in a colophon made of these words.
+    r"中文(?:版|手册页?|页|文档|说明书?|译本)|手册页|\bman(?:ual)?\s+pages?\b",
+    r"(?:那|这)?一(?:节|小节|章)",
 ]), re.IGNORECASE)
 
 

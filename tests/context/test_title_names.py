@@ -97,3 +97,14 @@ def test_one_word_naming_skips_the_documents_own_name_and_apparatus():
     assert named_part([doc], rel, set(index_terms("glossaries 手册里控制目录外观的那一节"))) is None
     found = named_part([doc], rel, set(index_terms("glossaries 手册里讲排版的那一节")))
     assert found is not None and entries_of(doc)[found[1]].line.startswith("排版")
+
+
+def test_words_naming_the_documents_kind_are_no_search_words():
+    """"bash 中文手册页" names the document, not a topic: every translated manual page ends
+    in a colophon made of those words, which then outranked the section asked about."""
+    from docchat.context.retrieval import build_queries
+    words = build_queries("bash 中文手册页关于“别名”的那一节都说了些什么？")[0].text.split()
+    assert "别名" in words and not {"中文", "手册", "页", "一节"} & set(words)
+    assert build_queries("minicom(1) 中文版的杂项一节讲了哪些事？")[0].text.split()[:3] == [
+        "minicom", "1", "杂项"]
+    assert "中文" in build_queries("中文支持怎么设置？")[0].text.split()  # a topic here
