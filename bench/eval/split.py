@@ -68,9 +68,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # session's work and retired. blind31.json, the thirty-first set, was written on 2026-12-06
 # too, by a helper session that saw neither the method nor its results, to follow blind30.
 # blind32.json, the thirty-second set, was written on 2026-12-06 by another such helper session,
-# to follow blind31.
+# to follow blind31. blind31 was run once at the end of the next session's work and retired.
 RULES: dict = {
-    "blind31.json": (20261231, {"blind": 1.0}),
     "blind32.json": (20261232, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
