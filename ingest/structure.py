@@ -359,6 +359,23 @@ def _man_questions(lines: list[str]) -> set[int]:
     return found if len(found) >= _MAN_QUESTIONS_MIN else set()
 
 
+# A subsection title as a translated man page prints it in the body's column: the original
+# English title and its Chinese translation on a line of their own ("Security Bugs 安全问题",
+# "Inheriting the windpipes 继承气管": perlsec(1) and perlboot(1) in Chinese), not a tag and
+# its text (two spaces between them: "b      特殊块文件") nor a sentence.
+_MAN_TWO_TITLES = re.compile(r"^ {4,}[A-Za-z@$][\w@$'&/,()\-]*(?: [\w@$'&/,()\-]+)+"
+                             r" [\u3400-\u9fff][\u3400-\u9fff\w()（）、 ]*$")
+
+
+def _man_two_titles(lines: list[str]) -> set[int]:
+    """The lines of a man page that are subsection titles in two languages (_MAN_TWO_TITLES,
+    between blank lines), where it has at least _MAN_QUESTIONS_MIN of them."""
+    found = {i for i in range(1, len(lines) - 1)
+             if not lines[i - 1].strip() and not lines[i + 1].strip()
+             and len(lines[i].strip()) <= 100 and _MAN_TWO_TITLES.match(lines[i])}
+    return found if len(found) >= _MAN_QUESTIONS_MIN else set()
+
+
 def _man_title_line(raw: str) -> bool:
     """Whether a line of a man page stands at column 0 as a section title does: not blank,
     and not the page's header or footer."""
@@ -410,7 +427,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     repeated = set() if markdown else _repeated_numbered(lines, contents)
     atx = _MD_ATX_TIGHT if markdown and any(_MD_ATX.match(raw) for raw in lines) else None
     releases = {} if markdown or adoc or mode else _release_lines(lines)
-    questions = _man_questions(lines) if mode == "man" else set()
+    questions = _man_questions(lines) | _man_two_titles(lines) if mode == "man" else set()
     for i, raw in enumerate(lines):
         if FENCE.match(raw):
             in_fence = not in_fence

@@ -886,3 +886,26 @@ def test_a_man_pages_faq_questions_are_its_subsections():
         ("DESCRIPTION 描述", "What is Perl? 什么是 Perl"),
         ("DESCRIPTION 描述", "谁对 Perl 提供支持？谁开发了它？"),
         ("DESCRIPTION 描述", "Perl难学吗？")]
+
+
+def test_a_translated_man_pages_two_language_titles_are_its_subsections():
+    """perlsec(1) in Chinese prints each subsection title in the body's column as the English
+    title and its translation; with three or more such lines they are headings. A tag and its
+    text ("b      特殊块文件") and an English sentence with Chinese after it are not."""
+    man = ("PERLSEC(1)          Perl Programmers Reference Guide          PERLSEC(1)\n\n"
+           "NAME\n       perlsec - Perl 安全\n\nDESCRIPTION 描述\n"
+           "       Perl可以轻松写出安全的程序。\n\n"
+           "       Laundering and Detecting Tainted Data 清洗和检测污染数据\n\n"
+           "       测试一个变量是否含有污染的数据。\n\n"
+           "       b      特殊块文件\n\n"
+           "       Cleaning Up Your Path 清理路径\n\n"
+           "       对于\"Insecure $ENV{PATH}\"这样的消息，你必须设置路径。\n\n"
+           "       Security Bugs 安全问题\n\n"
+           "       除了明显的问题之外，还有一些缺陷。\n")
+    secs = build_sections(pages(man))
+    assert [s.heading_path[1] for s in secs if len(s.heading_path) == 2] == [
+        "Laundering and Detecting Tainted Data 清洗和检测污染数据",
+        "Cleaning Up Your Path 清理路径", "Security Bugs 安全问题"]
+    # Two such lines are not enough: a page's odd bilingual line stays body text.
+    two = man.replace("       Security Bugs 安全问题\n\n", "")
+    assert all(len(s.heading_path) == 1 for s in build_sections(pages(two)) if s.heading_path)
