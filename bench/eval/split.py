@@ -69,9 +69,10 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # too, by a helper session that saw neither the method nor its results, to follow blind30.
 # blind32.json, the thirty-second set, was written on 2026-12-06 by another such helper session,
 # to follow blind31. blind31 was run once at the end of the next session's work and retired.
-# blind33.json, the thirty-third set, was written on 2026-12-06 by another such helper session.
+# blind33.json, the thirty-third set, was written on 2026-12-06 by another such helper session,
+# after blind31 was retired; blind32 was then run once at the end of that session's work
+# and retired.
 RULES: dict = {
-    "blind32.json": (20261232, {"blind": 1.0}),
     "blind33.json": (20261233, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
