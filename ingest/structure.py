@@ -349,13 +349,16 @@ _MAN_QUESTION_END = re.compile(r"[.,;:。，；：]$")
 _MAN_QUESTIONS_MIN = 3
 
 
-def _man_questions(lines: list[str]) -> set[int]:
-    """The lines of a man page that are FAQ questions (_MAN_QUESTION, between blank lines),
-    where it has at least _MAN_QUESTIONS_MIN of them."""
+def _man_lines(lines: list[str], pattern: re.Pattern[str],
+               not_ending: re.Pattern[str] | None = None) -> set[int]:
+    """The lines of a man page that match pattern on a line of their own (between blank
+    lines, at most 100 characters, not ending as not_ending says), where it has at least
+    _MAN_QUESTIONS_MIN of them: its FAQ questions (_MAN_QUESTION) or its titles in two
+    languages (_MAN_TWO_TITLES)."""
     found = {i for i in range(1, len(lines) - 1)
              if not lines[i - 1].strip() and not lines[i + 1].strip()
-             and len(lines[i].strip()) <= 100 and _MAN_QUESTION.match(lines[i])
-             and not _MAN_QUESTION_END.search(lines[i].strip())}
+             and len(lines[i].strip()) <= 100 and pattern.match(lines[i])
+             and not (not_ending and not_ending.search(lines[i].strip()))}
     return found if len(found) >= _MAN_QUESTIONS_MIN else set()
 
 
@@ -365,15 +368,6 @@ def _man_questions(lines: list[str]) -> set[int]:
 # its text (two spaces between them: "b      特殊块文件") nor a sentence.
 _MAN_TWO_TITLES = re.compile(r"^ {4,}[A-Za-z@$][\w@$'&/,()\-]*(?: [\w@$'&/,()\-]+)+"
                              r" [\u3400-\u9fff][\u3400-\u9fff\w()（）、 ]*$")
-
-
-def _man_two_titles(lines: list[str]) -> set[int]:
-    """The lines of a man page that are subsection titles in two languages (_MAN_TWO_TITLES,
-    between blank lines), where it has at least _MAN_QUESTIONS_MIN of them."""
-    found = {i for i in range(1, len(lines) - 1)
-             if not lines[i - 1].strip() and not lines[i + 1].strip()
-             and len(lines[i].strip()) <= 100 and _MAN_TWO_TITLES.match(lines[i])}
-    return found if len(found) >= _MAN_QUESTIONS_MIN else set()
 
 
 def _man_title_line(raw: str) -> bool:
@@ -427,7 +421,8 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     repeated = set() if markdown else _repeated_numbered(lines, contents)
     atx = _MD_ATX_TIGHT if markdown and any(_MD_ATX.match(raw) for raw in lines) else None
     releases = {} if markdown or adoc or mode else _release_lines(lines)
-    questions = _man_questions(lines) | _man_two_titles(lines) if mode == "man" else set()
+    subtitles = (_man_lines(lines, _MAN_QUESTION, _MAN_QUESTION_END)
+                 | _man_lines(lines, _MAN_TWO_TITLES)) if mode == "man" else set()
     for i, raw in enumerate(lines):
         if FENCE.match(raw):
             in_fence = not in_fence
@@ -456,8 +451,8 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
         if mode:  # headings marked up: no guessing from numbers, indents or underlines
             if head := _marked_heading(mode, lines, i):
                 heads.append(head)
-            elif i in questions:
-                above = next((h.rank for h in reversed(heads) if h.start not in questions), 0.0)
+            elif i in subtitles:
+                above = next((h.rank for h in reversed(heads) if h.start not in subtitles), 0.0)
                 heads.append(_Heading(i, i + 1, min(above + 1.0, 3.0), line))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
