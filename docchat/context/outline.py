@@ -168,20 +168,32 @@ def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, floa
         es = entries_of(d)
         scores = part_scores(d, rel)
         own = set(index_terms(d.name))
-        for ei, e in enumerate(es):
+        for ei, (apparatus, names) in enumerate(_ENTRY_NAMES.get(d, _entry_names)):
             if with_children and not _has_children(es, ei):
                 continue
-            title = entry_title(d, e)
-            for name in title_names(title):
-                words = title_terms(name)
+            for words in names:
                 hit = len(words & named)
-                if not words or hit < len(words) or hit == 1 and (
-                        scores[ei] <= 0 or words <= own or _NOT_CHAPTER.match(title)):
+                if hit < len(words) or hit == 1 and (
+                        scores[ei] <= 0 or words <= own or apparatus):
                     continue
                 key = (hit, scores[ei])
                 if best is None or key > best:
                     best, found = key, (di, ei)
     return found
+
+
+def _entry_names(doc: Document) -> list[tuple[bool, tuple[frozenset[str], ...]]]:
+    """Per outline entry: whether it is the document's apparatus (_NOT_CHAPTER), and the
+    title_terms of each name its title goes by (title_names), the empty ones left out."""
+    out = []
+    for e in entries_of(doc):
+        title = entry_title(doc, e)
+        names = (frozenset(title_terms(name)) for name in title_names(title))
+        out.append((bool(_NOT_CHAPTER.match(title)), tuple(n for n in names if n)))
+    return out
+
+
+_ENTRY_NAMES: DocumentCache[list] = DocumentCache(16, equal=False)
 
 
 def _has_children(es: Sequence[Entry], ei: int) -> bool:
