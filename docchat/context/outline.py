@@ -10,7 +10,13 @@ from typing import Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.passages import TokenCounter, page_marker
-from docchat.context.retrieval import STOPWORDS, ZH_NUMERAL, index_terms, title_names, zh_number
+from docchat.context.retrieval import (
+    ZH_NUMERAL,
+    index_terms,
+    title_names,
+    title_words,
+    zh_number,
+)
 from ingest.document import Document
 
 logger = logging.getLogger(__name__)
@@ -146,8 +152,7 @@ def part_scores(doc: Document, relevance: dict[int, float]) -> list[float]:
 def title_terms(title: str) -> set[str]:
     """A heading title's search words (stemmed as the index), without numbers and
     function words: "10.2 Backup and recovery" -> {"backup", "recoveri"}."""
-    return {t for t in index_terms(title, skip=STOPWORDS)
-            if not t.isdigit() and t not in STOPWORDS}
+    return {t for t in title_words(title) if not t.isdigit()}
 
 
 def named_part(documents: Sequence[Document], relevance: Sequence[dict[int, float]],

@@ -12,7 +12,6 @@ from docchat.context.cache import DocumentCache
 from docchat.context.embeddings import Embedder, EmbeddingStore, partner
 from docchat.context.policy import POLICY
 from docchat.context.retrieval import (
-    STOPWORDS,
     SearchFn,
     SectionIndex,
     add_dense,
@@ -31,6 +30,7 @@ from docchat.context.retrieval import (
     named_chapter,
     numbered_depth,
     title_names,
+    title_words,
     window_scores,
     without_structure_words,
 )
@@ -181,8 +181,7 @@ def _titles(doc: Document) -> list[tuple[int, tuple[frozenset, ...]]]:
     out = []
     for s in doc.sections:
         title = _NUMBERING.sub("", s.title, count=1) if s.heading_path else ""
-        names = (frozenset(t for t in index_terms(name, skip=STOPWORDS) if t not in STOPWORDS)
-                 for name in title_names(title))
+        names = (frozenset(title_words(name)) for name in title_names(title))
         names = tuple(dict.fromkeys(n for n in names if n))
         if names:
             out.append((s.index, names))

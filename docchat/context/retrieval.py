@@ -456,6 +456,12 @@ def index_terms(text: str, skip: frozenset[str] | set[str] = frozenset()) -> lis
     return [t for w in words for t in _STEMS[w]]
 
 
+def title_words(title: str) -> list[str]:
+    """A title's search words as the index stems them, without function words (taken out
+    before stemming and after: "using" would be "us")."""
+    return [t for t in index_terms(title, skip=STOPWORDS) if t not in STOPWORDS]
+
+
 # A heading title that ends in another name in brackets: "撤销（UNDO）" (the original of a
 # translation), "Portable Document Format (PDF)" (an abbreviation).
 _ALIAS = re.compile(r"^(?P<main>.*?\S)\s*[（(\[](?P<alias>[^()（）\[\]]+)[)）\]]\s*$")
