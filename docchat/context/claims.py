@@ -47,6 +47,7 @@ from ingest.segment import cjk_ratio
 SUPPORTED, PARTLY, NOT_FOUND, EXEMPT = "supported", "partly", "not_found", "exempt"
 SUPPORTED_AT = 0.6  # weighted share of a statement's words in its support
 PARTLY_AT = 0.3
+PARTLY_WORDS = 2  # of a statement's words in its window, at least, for partial support
 CANDIDATES = 6  # best single sentences widened into windows, per statement
 WIDEN_COST = 0.03  # a window of more sentences must score this much more per sentence
 SUBJECT_NAMED = 3  # sentences naming a name that make it the passages' subject
@@ -242,6 +243,7 @@ class _Match:
     conflict: clauses.Conflict | None = None  # a fact its window states otherwise
     closeness: float = 0.0  # how closely its clauses match the statement's (clauses.compare)
     absent: tuple[int, ...] = ()  # the statement's words (group indexes) the window lacks
+    words: int = 0  # the statement's words (groups) in all
 
 
 def _groups(words: list[str], translate: bool) -> list[set[str]]:
@@ -287,7 +289,7 @@ def _candidates(p: _Passages, groups, weights) -> list[_Match]:
             core = max(range(lo, hi + 1), key=lambda j: (scores.get(j, 0.0), -abs(j - k)))
             absent = tuple(b for b in range(len(groups)) if not mask >> b & 1)
             out.append(_Match(lo, hi, cover(mask) - WIDEN_COST * (hi - lo), core,
-                              absent=absent))
+                              absent=absent, words=len(groups)))
     return out
 
 
@@ -298,6 +300,8 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
     numbers and names."""
     status = SUPPORTED if m.score >= SUPPORTED_AT else PARTLY if m.score >= PARTLY_AT \
         else NOT_FOUND
+    if status == PARTLY and m.words - len(m.absent) < PARTLY_WORDS:
+        status = NOT_FOUND  # one word in common is chance ("description" for "问题描述")
     if status == NOT_FOUND:
         return _Match(m.lo, m.hi, m.score, m.core, "not found in the documents" if m.score > 0
                       else None, NOT_FOUND)

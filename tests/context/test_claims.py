@@ -231,6 +231,20 @@ def test_a_short_statement_needs_all_its_words_in_the_passage():
     assert said.status == SUPPORTED
 
 
+def test_one_word_in_common_is_no_partial_support():
+    # A small model's stray line ("问题描述", "problem description") shares one word with some
+    # sentence of an English manual, by translation or as written: that is chance, not a
+    # passage that partly says it. Two words of three found still are partial support.
+    from docchat.context.claims import PARTLY
+    src = [Source(1, "guide.pdf", 3, "3", "Reports should include a description of the bug. "
+                  "The server listens on port 8731 by default.", 0)]
+    for stray in ("问题描述", "The description of the weather"):
+        got = check_answer(stray, src).statements[0]
+        assert got.status == NOT_FOUND and got.page is None, (stray, got)
+    two_of_three = check_answer("Reports include a description of the weather.", src)
+    assert two_of_three.statements[0].status == PARTLY
+
+
 def test_a_path_or_identifier_the_documents_do_not_give_is_not_found():
     from docchat.context.claims import PARTLY
     from docchat.context.facts import identifiers
