@@ -72,8 +72,11 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind33.json, the thirty-third set, was written on 2026-12-06 by another such helper session,
 # after blind31 was retired; blind32 was then run once at the end of that session's work
 # and retired.
+# blind34.json, the thirty-fourth set, was written on 2026-12-06 by another such helper session,
+# to follow blind33.
 RULES: dict = {
     "blind33.json": (20261233, {"blind": 1.0}),
+    "blind34.json": (20261234, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
