@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -206,8 +207,16 @@ class _Passages:
         got = self._clauses.get(k)
         if got is None:
             got = self._clauses[k] = clauses.split(self.text(k, k), _words, known=self.names,
-                                                   sentence=k)
+                                                   sentence=self._head(k))
         return got
+
+    def _head(self, k: int) -> int:
+        """The first piece of the sentence that sentence k belongs to: a sentence cut where
+        its source ends (at a page break) goes on in the next source."""
+        while k > 0 and self.joined[k - 1] and self.spans[k - 1][0] != self.spans[k][0] \
+                and not _ENDED.search(self.text(k - 1, k - 1)):
+            k -= 1
+        return k
 
     def facts_of(self, k: int):
         got = self._facts.get(k)
@@ -217,6 +226,7 @@ class _Passages:
         return got
 
 
+_ENDED = re.compile(r"[.!?。！？…:：;；]['\"”’)）]*\s*$")
 _CACHE: dict[tuple, _Passages] = {}
 CACHE_SIZE = 4  # passage indexes kept: a streamed answer is checked again and again
 
@@ -358,6 +368,8 @@ def _partly(verdict: clauses.Verdict, p: _Passages) -> str | None:
         return f"“{_short(verdict.unaligned[0])}” is not in the passage"
     if verdict.far_numbers:
         return f"{', '.join(verdict.far_numbers)} is in another sentence"
+    if verdict.far_words:
+        return f"“{'”, “'.join(verdict.far_words[:3])}” in another sentence"
     names = [n for n in verdict.far_names if p.names.get(n.lower(), 0) < SUBJECT_NAMED]
     if names:
         return f"{', '.join(names)} not in that sentence"

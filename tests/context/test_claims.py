@@ -245,6 +245,23 @@ def test_one_word_in_common_is_no_partial_support():
     assert two_of_three.statements[0].status == PARTLY
 
 
+def test_words_taken_from_two_sentences_are_no_support():
+    # "The tenant must include a description" stitched from "The tenant must pay the rent"
+    # and "Reports should include a description": every word is in the window, the fact is
+    # in neither sentence. A pronoun ties two sentences into one ("It achieves ..."), and a
+    # statement that says both sentences in two clauses is supported.
+    from docchat.context.claims import PARTLY
+    src = [Source(1, "lease.pdf", 2, "2", "The tenant must pay the rent within 30 days of the "
+                  "invoice. Reports should include a description of the bug. TraceMonkey is "
+                  "a tracing compiler. It achieves speedups of 25x on loops.", 0)]
+    stitched = one("The tenant must include a description of the bug.", src)
+    assert stitched.status == PARTLY and "tenant" in stitched.reason
+    assert one("Reports include the rent.", src).status == PARTLY
+    assert one("The tracing compiler achieves speedups of 25x.", src).status == SUPPORTED
+    assert one("The tenant pays the rent within 30 days, and reports include a description "
+               "of the bug.", src).status == SUPPORTED
+
+
 def test_a_path_or_identifier_the_documents_do_not_give_is_not_found():
     from docchat.context.claims import PARTLY
     from docchat.context.facts import identifiers
