@@ -106,8 +106,13 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     meaning: dict = {}
     keys = [doc_key(d, i) for i, d in enumerate(documents)]
     opts = {"store": store, "queries": queries}
+    # Sections, passages and parts are scored by meaning from the question's topic: the
+    # words asking for structure or a form ("summarize the whole section of the X guide on
+    # ...") name no topic, and they pull the encoder toward pages that talk about the
+    # document itself.
+    topic = without_structure_words(question).strip() or question
     if embedder is not None and embedder.enabled:
-        fused = add_dense(fused, embedder.scores(question, documents, keys, **opts))
+        fused = add_dense(fused, embedder.scores(topic, documents, keys, **opts))
     # Passages and parts by meaning, where their vectors are at hand (warm() computes them
     # in the background after the sections'; until then BM25 alone finds them). Not for a
     # follow-up: an elliptical question ("And the lowercase one?") means little alone, and
@@ -118,13 +123,10 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     # sentence, and its passages crowded out BM25's; the multilingual companion reads such
     # a question itself (_passage_models).
     followup = any(getattr(m, "role", "") == "user" for m in history)
-    # A part is scored by the question's topic: the words asking for structure ("which
-    # chapter ..., and what are its sections?") mean every part alike.
-    topic = without_structure_words(question).strip() or question
     for model, docs, dkeys, with_parts in _passage_models(documents, keys, embedder,
                                                           question, companion):
         if model.reads_question(question) and not followup:
-            passages = model.scores(question, docs, dkeys, kind="windows", only_ready=True,
+            passages = model.scores(topic, docs, dkeys, kind="windows", only_ready=True,
                                     **opts)
             windows = add_dense(windows, passages, PASSAGE_WEIGHT, passage_top)
             own = add_dense(own, passages, PASSAGE_WEIGHT, passage_top)

@@ -70,6 +70,10 @@ discussed discussing covers covered covering deals dealing mentions mentioned
 _UNIT = r"(?:chapter|section|subsection|part|appendix|entry|topic)s?"
 _DOC = r"(?:manual|guide|user'?s guide|handbook|documentation|document|book|paper|article)"
 _WHICH_UNIT = rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b"
+_FORM = (r"\b(?:summari[sz]e|summary|overview|in\s+(?:full|its\s+entirety)(?=\s*[.?!,;:]|$)|"
+         rf"start\s+to\s+finish|(?:whole|entire|full|complete)\s+(?:sub)?{_UNIT})\b"
+         r"|完整(?!性)(?:地)?|整(?:节|章)|从头到尾|(?:讲|说|过)一遍|概括(?:一下)?|总结(?:一下)?"
+         r"|(?:那|这)(?:一)?(?:部分|小节|节|章)")
 _ORGANISED = r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b"
 STRUCTURE_PHRASES = re.compile("|".join([
     _WHICH_UNIT,
@@ -77,7 +81,10 @@ STRUCTURE_PHRASES = re.compile("|".join([
     rf"\bwhat\s+(?:\w+\s+)?(?:sub)?{_UNIT}\s+(?:does|do|is|are)\b",
     _ORGANISED,
     r"\bwhat\s+does\s+it\s+(?:contain|cover|include|have)\b",
-    rf"\b(?:the|this|that)\s+(?:[\w-]+\s+)?{_DOC}\b",
+    rf"\b(?:the|this|that)\s+(?:[\w.+-]+(?:['’]s|s['’])?\s+){{0,2}}{_DOC}\b",
+    # The form asked for, not its topic: "summarize the whole section on ...", "in full",
+    # "把……那部分完整讲一遍".
+    _FORM,
     r"(?:哪一|哪个|哪几|哪些|哪)(?:个)?(?:章|节|小节|部分|篇|部)",
     r"(?:有|分|包括|包含)?(?:哪些|哪几)(?:个)?(?:小节|节|章|部分|内容)",
     r"各(?:小节|节|章|部分)",
@@ -274,8 +281,19 @@ ASPECT_SPLIT = re.compile(
     # "... compute and what are ... meant to achieve?", "the chapter on X and the Y chapter"
     r"|\s+and\s+(?=(?:what|how|which|where|why|who|whom|when|whether|the)\s)"
     # "……怎么加引用标签，又怎么在正文里引用它？", "……，和后面……怎么衔接？"
-    r"|，\s*(?=又|还|再|并且|而且|以及|同时|另外|和|跟|与)", re.IGNORECASE)
+    r"|，\s*(?=又|还|再|并且|而且|以及|同时|另外|和|跟|与)"
+    # "how does A compare with B", "A versus B", "how does A relate to B", "in the guidelines
+    # and again among the pitfalls", "the sections on A and on B"
+    r"|\s+(?:compared?\s+(?:with|to)|versus|vs\.?|relates?\s+to|differs?\s+from|"
+    r"ties?\s+in\s+with|and\s+again)\s+"
+    r"|\s+and\s+(?=(?:its|on|in|for|among|inside|within)\s)", re.IGNORECASE)
 ASPECT_TERMS = 2
+# Two things asked about one by one ("日历函数系统和 TCP 函数系统各自的已知问题分别是什么",
+# "在选项说明和已知毛病里各是怎么讲的"): the question once with each of them, the words after the
+# second (what is asked of both) kept in each.
+_BOTH = re.compile(r"和|与|跟|以及")
+_EACH = re.compile(r"分别|各自|各(?=是|怎|有|讲|说|为|用|在)|两处")
+_EACH_END = re.compile(r"分别|各自|各(?=是|怎|有|讲|说|为|用|在)|[，,？?。；;]")
 
 
 def aspects(question: str) -> list[str]:
@@ -284,7 +302,20 @@ def aspects(question: str) -> list[str]:
     question's scores); [] when it asks one thing."""
     parts = [p.strip() for p in ASPECT_SPLIT.split(question)]
     parts = [p for p in parts if len(content_terms(without_structure_words(p))) >= ASPECT_TERMS]
+    if len(parts) < 2:
+        parts = [p for p in _one_by_one(question)
+                 if len(content_terms(without_structure_words(p))) >= ASPECT_TERMS]
     return parts if len(parts) > 1 else []
+
+
+def _one_by_one(question: str) -> list[str]:
+    """"A 和 B 各自/分别 ……" as "A ……" and "B ……" (see _BOTH); [] for another question."""
+    both = _BOTH.search(question)
+    if both is None or not _EACH.search(question, both.end()):
+        return []
+    end = _EACH_END.search(question, both.end())
+    rest = question[end.start():] if end else ""
+    return [question[:both.start()] + rest, question[both.end():]]
 
 
 # A question that points back at what was just discussed: a pronoun for it ("Do I need a

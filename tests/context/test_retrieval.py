@@ -201,6 +201,13 @@ def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store
     ("How do I number sections and chapters?", set(), {"number", "sections", "chapters"}),
     ("哪一章讲网络配置？有哪些节？", {"哪一章", "章", "节"}, {"网络", "配置"}),
     ("哪一节讲怎么设置章节标题的样式？", {"一节", "节"}, {"章节", "标题", "样式"}),
+    # The form asked for and a document named in several words are no topic either.
+    ("Summarize the full section of the GNU maintainers' guide on test releases.",
+     {"summarize", "full", "section", "gnu", "maintainers", "guide"}, {"test", "releases"}),
+    ("把 perlcompile 里介绍模块列表的那部分完整讲一遍。", {"部分", "完整", "一遍"},
+     {"perlcompile", "模块", "列表"}),
+    ("How do I check data integrity in full mode?", set(), {"full", "integrity", "mode"}),
+    ("数据完整性怎么检查？", set(), {"完整性", "检查"}),
 ])
 def test_words_that_ask_about_structure_are_not_searched(question, gone, kept):
     """"Which chapter ..., and what are its sections?" names no topic: in a manual those

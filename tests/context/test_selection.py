@@ -125,6 +125,13 @@ def test_aspects_splits_a_question_that_asks_several_things():
     assert aspects("带编号的代码盒子怎么加引用标签，又怎么在正文里引用它？") == [
         "带编号的代码盒子怎么加引用标签", "又怎么在正文里引用它"]
     assert aspects("How do I install R and the packages?") == []  # one thing asked
+    # Two things compared, or asked about one by one: each with what is asked of both.
+    assert aspects("How does guarding data with a bit operation compare with masking "
+                   "interrupts?") == ["How does guarding data with a bit operation",
+                                      "masking interrupts"]
+    assert aspects("日历函数系统和 TCP 函数系统各自的已知问题分别是什么？") == [
+        "日历函数系统各自的已知问题分别是什么？", " TCP 函数系统各自的已知问题分别是什么？"]
+    assert aspects("备份和恢复要用哪些命令？") == []  # no "each": one thing asked
 
 
 def _two_places() -> Document:
