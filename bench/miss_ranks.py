@@ -31,7 +31,7 @@ TUNING_QUESTIONS = ["bench/eval/tune2.json"] + [f"bench/eval/blind{s}.json"
                                                          "16", "17", "18", "19", "20",
                                                          "21", "22", "23", "24", "25", "26",
                                                          "27", "28", "29", "30", "31",
-                                                         "32")]
+                                                         "32", "33")]
 
 
 class Spy:

@@ -73,9 +73,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # after blind31 was retired; blind32 was then run once at the end of that session's work
 # and retired.
 # blind34.json, the thirty-fourth set, was written on 2026-12-06 by another such helper session,
-# to follow blind33.
+# to follow blind33. blind33 was run once at the end of that session's work and retired.
 RULES: dict = {
-    "blind33.json": (20261233, {"blind": 1.0}),
     "blind34.json": (20261234, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
