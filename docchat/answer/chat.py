@@ -62,6 +62,7 @@ class Generation(Watched):
         self.session_id = session_id
         self.turn_id = turn_id
         self.question = question
+        self.previous = ""  # the answer before this one in the session, if any
         self.owner = owner  # the browser session that asked
         self.submitted_at = time.perf_counter()
         self.text = ""
@@ -193,6 +194,8 @@ class Generation(Watched):
             metrics["language_mismatch"] = True
         if _echo(said, self.question):  # our instruction or the question said back
             metrics["echo"] = True
+        elif self.previous and _repeats(said, _without_our_notes(self.previous)):
+            metrics["repeats_previous"] = True
         if metrics.get("echo") or metrics.get("language_mismatch"):
             metrics["question_language"] = _language_of(self.question)
 
@@ -278,6 +281,15 @@ def _echo(answer: str, question: str = "") -> bool:
     except ImportError:  # not part of this installation
         return False
     return echoes_instruction(answer, question)
+
+
+def _repeats(answer: str, previous: str) -> bool:
+    """The answer only says the previous answer again."""
+    try:
+        from docchat.context.language import repeats_previous
+    except ImportError:  # not part of this installation
+        return False
+    return repeats_previous(answer, previous)
 
 
 def _save(store, turn_id: int, **changes) -> None:

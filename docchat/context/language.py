@@ -98,9 +98,28 @@ def echoes_instruction(answer: str, question: str = "") -> bool:
     if not _RUNS:
         _RUNS.update(_instruction_runs())
     runs = _RUNS | _runs_of([question]) if question else _RUNS
+    return _covered(tokens, runs) >= ECHO_SHARE * len(tokens)
+
+
+# A small model given the conversation so far may write its previous answer again, word for
+# word, whatever the new question: an answer of at least REPEAT_TOKENS words (Chinese:
+# characters) that lies for ECHO_SHARE in runs of the previous one answers nothing new.
+REPEAT_TOKENS = 12
+
+
+def repeats_previous(answer: str, previous: str) -> bool:
+    """True when the answer is (mostly) the previous answer said again."""
+    tokens = _tokens(answer)
+    if len(tokens) < REPEAT_TOKENS or not previous.strip():
+        return False
+    return _covered(tokens, _runs_of([previous])) >= ECHO_SHARE * len(tokens)
+
+
+def _covered(tokens: list[str], runs: set[tuple[str, ...]]) -> int:
+    """How many of tokens lie in runs (of 3 words or 4 Han characters) found in runs."""
     covered = [False] * len(tokens)
     for i, token in enumerate(tokens):
         n = _run(token)
         if tuple(tokens[i:i + n]) in runs:
             covered[i:i + n] = [True] * n
-    return sum(covered) >= ECHO_SHARE * len(tokens)
+    return sum(covered)

@@ -24,16 +24,20 @@ def show_answer(text: str, status: str, metrics: dict, docs: list, *, session_id
                 turn_id: int = 0, language_note: bool = False) -> None:
     """An assistant turn: its text with its statements marked and linked to their pages,
     status, notes, metrics, the count of statements found, the cited pages and evidence.
-    An answer that only repeats our instruction is not shown as one: a note says so."""
+    An answer that only repeats our instruction, or the previous answer, is not shown as one:
+    a note says so."""
     lang = language()
     if metrics.get("error"):
         st.error(metrics["error"])
-    echo = bool(text and metrics.get("echo"))
+    repeat = bool(text and metrics.get("repeats_previous"))
+    echo = bool(text and metrics.get("echo")) or repeat
     check = marks.check_of(metrics) if text and not echo else None
-    if echo:
+    said = escape_text(" ".join(text.split())[:120])
+    if repeat:
+        st.warning(q("mk_repeat", echo=said), icon=":material/repeat:")
+    elif echo:
         asked = metrics.get("question_language") or "zh"
-        st.warning(q("mk_echo", lang=q(f"lang_{asked}"), echo=escape_text(" ".join(
-            text.split())[:120])), icon=":material/translate:")
+        st.warning(q("mk_echo", lang=q(f"lang_{asked}"), echo=said), icon=":material/translate:")
     elif text or not metrics.get("error"):
         if check is not None:
             st.markdown(marks.answer_html(text, check, session_id=session_id, turn_id=turn_id,

@@ -124,6 +124,13 @@ STRINGS: dict[str, dict[str, str]] = {
                 "zh": "模型无法用{lang}回答：它只是重复了给它的指令（“{echo}”）。下面是与问题"
                       "相关的段落；更大的模型（DOCCHAT_MODEL）或服务器（DOCCHAT_BACKEND=openai）"
                       "可以回答。"},
+    "mk_repeat": {"en": "The model did not answer this question: it only repeated its previous "
+                        "answer (“{echo}”). The passages that match your question are below; a "
+                        "larger model (DOCCHAT_MODEL) or a server (DOCCHAT_BACKEND=openai) can "
+                        "answer.",
+                  "zh": "模型没有回答这个问题：它只是重复了上一轮的回答（“{echo}”）。下面是与问题"
+                        "相关的段落；更大的模型（DOCCHAT_MODEL）或服务器（DOCCHAT_BACKEND=openai）"
+                        "可以回答。"},
     "mk_language_evidence": {"en": " The passages that match your question are shown below.",
                              "zh": "与问题相关的段落显示在下方。"},
     "lang_zh": {"en": "Chinese", "zh": "中文"},

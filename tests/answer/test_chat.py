@@ -335,6 +335,24 @@ def factories_wait(predicate, timeout: float = 20.0):
     return factories.wait_for(predicate, timeout, poll=0.01)
 
 
+def test_an_answer_that_says_the_previous_one_again_is_noted(db_path):
+    said = "The default port is 8731, and the server listens on it for every client [p. 2]."
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "How do I change it?")
+    g.previous = said
+    Generations().start(g, factory(EchoBackend(reply=said)), lambda: SessionStore.open(db_path))
+    assert g.join(10)
+    assert store.turns(sid)[-1].metrics["repeats_previous"]
+    store, sid, turn = new_turn(db_path)
+    g = Generation(sid, turn, "How do I change it?")
+    g.previous = said
+    Generations().start(g, factory(EchoBackend(reply="Set the port option in the config file "
+                                                     "and restart the server [p. 3].")),
+                        lambda: SessionStore.open(db_path))
+    assert g.join(10)
+    assert "repeats_previous" not in store.turns(sid)[-1].metrics
+
+
 def test_an_answer_that_echoes_the_instruction_is_noted(db_path):
     store, sid, turn = new_turn(db_path)
     g = Generation(sid, turn, "端口是多少？")

@@ -68,3 +68,17 @@ def test_an_answer_that_repeats_the_question_and_our_instruction_is_told():
                                   "并列出版权和许可证。", question)
     assert echoes_instruction("What does the epoch mean? Answer in English.",
                               "What does the epoch mean?")
+
+
+def test_an_answer_that_says_the_previous_one_again_is_told():
+    """Seen on the Chinese Debian reference with SmolLM2: the follow-up's answer was the first
+    answer again, word for word."""
+    from docchat.context.language import repeats_previous
+
+    first = ("错误 ## 文档目录： debian-reference.zh-cn.pdf: Chapter 5 网络设置 > "
+             "6.2 邮件系统 [p. 94]")
+    assert repeats_previous(first, first)
+    assert repeats_previous(first.replace("[p. 94]", "[p. 95]") + "。", first)
+    assert not repeats_previous("NetworkManager 由 network-manager 软件包提供 [p. 94]。", first)
+    assert not repeats_previous("是的。", "是的。")  # too short to tell
+    assert not repeats_previous(first, "")

@@ -707,6 +707,20 @@ def test_a_contradiction_is_marked_counted_kept_after_a_reload_and_exported(scri
     assert '<mark class="dc-passage">The default port is 8731.</mark>' in context
 
 
+def test_an_answer_that_only_repeats_the_previous_one_is_not_shown_as_one(scripted):
+    reply = "The default port is 8731, and the server listens on it for every client."
+    scripted["reply"] = reply
+    at = asked("What is the default port?")
+    at.chat_input[0].set_value("And how do I change it?").run()
+    assert not at.exception and len(at.chat_message) == 4
+    turns = store().turns(at.query_params["session"])
+    assert "repeats_previous" not in turns[1].metrics and not at.chat_message[1].warning
+    assert turns[-1].metrics["repeats_previous"] and turns[-1].content == reply  # kept
+    (warning,) = at.chat_message[3].warning
+    assert warning.value.startswith("The model did not answer this question: it only repeated "
+                                    "its previous answer")
+
+
 def test_an_answer_that_echoes_the_instruction_is_not_shown_as_one(scripted):
     scripted["reply"] = "请用中文回答。"
     at = asked("默认端口是多少？")
