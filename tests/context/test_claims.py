@@ -260,8 +260,8 @@ def test_words_taken_from_two_sentences_are_no_support():
     assert one("The tracing compiler achieves speedups of 25x.", src).status == SUPPORTED
     assert one("The tenant pays the rent within 30 days, and reports include a description "
                "of the bug.", src).status == SUPPORTED
-    zh = [Source(1, "编译器.pdf", 2, "2", "TraceMonkey 是一个跟踪编译器。它在循环上能达到 25 倍的加速。"
-                 "报告应当包含错误的描述。", 0)]
+    zh = [Source(1, "编译器.pdf", 2, "2", "TraceMonkey 是一个跟踪编译器。"
+                 "它在循环上能达到 25 倍的加速。报告应当包含错误的描述。", 0)]
     assert one("跟踪编译器在循环上能达到 25 倍的加速。", zh).status == SUPPORTED
 
 
