@@ -74,8 +74,11 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # and retired.
 # blind34.json, the thirty-fourth set, was written on 2026-12-06 by another such helper session,
 # to follow blind33. blind33 was run once at the end of that session's work and retired.
+# blind35.json, the thirty-fifth set, was written on 2026-12-06 by another such helper session,
+# to follow blind34.
 RULES: dict = {
     "blind34.json": (20261234, {"blind": 1.0}),
+    "blind35.json": (20261235, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
