@@ -75,9 +75,9 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind34.json, the thirty-fourth set, was written on 2026-12-06 by another such helper session,
 # to follow blind33. blind33 was run once at the end of that session's work and retired.
 # blind35.json, the thirty-fifth set, was written on 2026-12-06 by another such helper session,
-# to follow blind34.
+# to follow blind34. blind34 was then run once in that session, as a second reading of the
+# code blind33 read, and retired.
 RULES: dict = {
-    "blind34.json": (20261234, {"blind": 1.0}),
     "blind35.json": (20261235, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
