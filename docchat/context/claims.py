@@ -343,21 +343,26 @@ def _judge(m: _Match, claim: facts.Claim, mine: list, p: _Passages,
     elif idents:
         status, reason = PARTLY, f"{', '.join(idents)} not in that passage"
     elif status == SUPPORTED:
-        reason = _partly(verdict, p) or _words_left_out(m, words)
+        reason = _partly(verdict, p) or _words_left_out(m, words, p)
         status = PARTLY if reason else SUPPORTED
     return _Match(m.lo, m.hi, m.score, m.core, reason, status, None, verdict.closeness,
                   m.absent)
 
 
-def _words_left_out(m: _Match, words: Sequence[str]) -> str | None:
+def _words_left_out(m: _Match, words: Sequence[str], p: _Passages) -> str | None:
     """A short statement is supported only with all its words in the passage, a longer one
     may lack one word in every LEFT_OUT_PER (a synonym, a word of the model's own): "The
     package is installed in the Debian archive" against "... packages in the Debian
-    archive" says something the passage does not."""
-    if not words or len(m.absent) <= (len(words) - 1) // LEFT_OUT_PER:
-        return None
+    archive" says something the passage does not. A word the passages hold elsewhere is no
+    synonym but another thing they speak of: "Reports are written to the spool folder"
+    against "Backups are written to the spool folder" is never supported."""
     left = [words[b] for b in m.absent if b < len(words)]
-    return f"“{'”, “'.join(left[:3])}” not in the passage" if left else None
+    # (Latin words only: jieba cuts a Chinese phrase by its context, so a word of the
+    # statement may be cut otherwise in its passage and whole elsewhere.)
+    swapped = [w for w in left if w.isascii() and any(t in p.postings for t in index_terms(w))]
+    if not left or (not swapped and len(m.absent) <= (len(words) - 1) // LEFT_OUT_PER):
+        return None
+    return f"“{'”, “'.join((swapped or left)[:3])}” not in the passage"
 
 
 def _partly(verdict: clauses.Verdict, p: _Passages) -> str | None:

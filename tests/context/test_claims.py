@@ -265,6 +265,18 @@ def test_words_taken_from_two_sentences_are_no_support():
     assert one("跟踪编译器在循环上能达到 25 倍的加速。", zh).status == SUPPORTED
 
 
+def test_a_word_the_passages_use_for_another_thing_is_no_synonym():
+    # A longer statement may lack one word in four (the model's own word for it), but not a
+    # word the passages hold elsewhere: "Reports" put where the passage says "Backups".
+    from docchat.context.claims import PARTLY
+    src = [Source(1, "admin.pdf", 4, "4", "Reports should include a description of the bug. "
+                  "The server listens on port 8731. The tenant pays the rent. "
+                  "Backups are written to the spool folder every night.", 0)]
+    swapped = one("Reports are written to the spool folder every night.", src)
+    assert swapped.status == PARTLY and swapped.reason == "“reports” not in the passage"
+    assert one("Backups are saved to the spool folder every night.", src).status == SUPPORTED
+
+
 def test_a_path_or_identifier_the_documents_do_not_give_is_not_found():
     from docchat.context.claims import PARTLY
     from docchat.context.facts import identifiers
