@@ -353,7 +353,7 @@ def main() -> None:
         all_items += items
         if args.verbose and name not in HELD_OUT and not name.startswith("blind"):
             verbose += misses(out)
-    first = next(i for i in all_items if i.kind == "verbatim") if all_items else None
+    first = next((i for i in all_items if i.kind == "verbatim"), None)
     if first is not None:
         results["speed"] = speed([lib.get(paths[(first.set, k)]) for k in first.docs], first,
                                  counter, lib.store)
