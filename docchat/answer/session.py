@@ -198,8 +198,9 @@ def start_answer(*, store, running: chat.Generations, session_id: str, question:
     turn_id = store.add_turn(session_id, "assistant", "", status="streaming")
     g = chat.Generation(session_id, turn_id, question, owner=owner)
     g.submitted_at = asked_at
-    g.previous = next((t.content for t in reversed(turns) if t.role == "assistant"
-                       and t.status != "error"), "")
+    # The last answer the model will see in its history (history_messages' turns).
+    g.previous = next((m.content for m in reversed(chat.history_messages(turns))
+                       if m.role == "assistant"), "")
     ahead = None if done is None else done.get(_ahead_key(session_id, documents))
     make = answer_factory(documents, question, chat.TimedBackend(backend, g), turns=turns,
                           options=options, db_path=db_path, started_at=asked_at,

@@ -292,8 +292,9 @@ ASPECT_TERMS = 2
 # "在选项说明和已知毛病里各是怎么讲的"): the question once with each of them, the words after the
 # second (what is asked of both) kept in each.
 _BOTH = re.compile(r"和|与|跟|以及")
-_EACH = re.compile(r"分别|各自|各(?=是|怎|有|讲|说|为|用|在)|两处")
-_EACH_END = re.compile(r"分别|各自|各(?=是|怎|有|讲|说|为|用|在)|[，,？?。；;]")
+_EACH_WORDS = r"分别|各自|各(?=是|怎|有|讲|说|为|用|在)"
+_EACH = re.compile(_EACH_WORDS + r"|两处")
+_EACH_END = re.compile(_EACH_WORDS + r"|[，,？?。；;]")  # where the second thing ends
 
 
 def aspects(question: str) -> list[str]:
