@@ -451,7 +451,8 @@ _MEANINGFUL = frozenset(
     "list mentioned mentions only use used using show covered covering covers dealing deals "
     "describe described describes describing discussed discusses discussing explain "
     "explained explaining explains further give get more most other same once one ones all "
-    "each every both some any over under own again too very thing things way ways".split())
+    "each every both some any over under own again too very thing things way ways 部分 多少"
+    .split())
 # Conjunctions that join clauses (clauses.py cuts there) name nothing either.
 _JOINING = frozenset("but yet while whereas although though because unless however therefore "
                      "thus hence 但 但是 然而 而且 并且 而是 因为 所以 如果".split())

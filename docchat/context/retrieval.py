@@ -60,6 +60,8 @@ discussed discussing covers covered covering deals dealing mentions mentioned
 是否 可以 能 能否 请 请问 一下 这 那 这个 那个 这些 那些 有 没有 有没有 中 里 上 下 对
 把 被 给 让 我 你 他 她 它 我们 你们 他们 要 会 就 都 也 还 又 并 而 及其 以及 其 之 所
 等 说 讲 介绍 说明 告诉 关于 一个 一种 使用 用
+哪里 哪儿 哪种 哪类 多少 啥 为啥 何时 什么样 怎么样 部分 讲讲 说说 谈谈 聊聊
+says everything
 """.split())
 
 # How a question asks about a document's structure or refers to the document itself: "which
@@ -72,8 +74,13 @@ _DOC = r"(?:manual|guide|user'?s guide|handbook|documentation|document|book|pape
 _WHICH_UNIT = rf"\b(?:which|what)\s+(?:\w+\s+)?{_UNIT}\b"
 _FORM = (r"\b(?:summari[sz]e|summary|overview|in\s+(?:full|its\s+entirety)(?=\s*[.?!,;:]|$)|"
          rf"start\s+to\s+finish|(?:whole|entire|full|complete)\s+(?:sub)?{_UNIT})\b"
-         r"|完整(?!性)(?:地)?|整(?:节|章)|从头到尾|(?:讲|说|过)一遍|概括(?:一下)?|总结(?:一下)?"
+         r"|完整(?!性)(?:地)?|(?:(?:那|这)?一)?整(?:节|章)|从头到尾|(?:讲|说|过)一遍|概括(?:一下)?|总结(?:一下)?"
          r"|(?:那|这)(?:一)?(?:部分|小节|节|章)")
+# How a part's contents are sorted: "是按什么主题分类的", "怎么分组的".
+_ZH_SORTED = (r"(?:按|根据|以)(?:什么|哪些|哪几|哪种)\S{0,4}?(?:分类|分组|划分|组织|编排|排列)"
+              r"|(?:怎么|如何|怎样)(?:分类|分组|划分|编排)")
+_ABOUT = (r"(?:on|about|that|which|where|for|covering|dealing|describing|explaining|devoted|"
+          r"with|listing)\b")
 _ORGANISED = r"\bhow\s+is\s+(?:it|that|this)\s+(?:organi[sz]ed|structured|divided|laid out)\b"
 STRUCTURE_PHRASES = re.compile("|".join([
     _WHICH_UNIT,
@@ -81,14 +88,19 @@ STRUCTURE_PHRASES = re.compile("|".join([
     rf"\bwhat\s+(?:\w+\s+)?(?:sub)?{_UNIT}\s+(?:does|do|is|are)\b",
     _ORGANISED,
     r"\bwhat\s+does\s+it\s+(?:contain|cover|include|have)\b",
-    rf"\b(?:the|this|that)\s+(?:[\w.+-]+(?:['’]s|s['’])?\s+){{0,2}}{_DOC}\b",
+    r"\b(?:cover|contain|include)s?(?=\s*[?？.]*\s*$)",
+    _ZH_SORTED,
+    rf"\b(?:the|this|that)\s+(?:[\w.+-]+(?:['’]s|s['’])?\s+){{0,2}}{_DOC}(?:['’]s)?\b",
+    # The unit word of a part named by its subject ("the chapter on ...", "the manual's
+    # section about ..."): the subject stays.
+    rf"\b(?:sub)?(?:chapter|section|part|appendix)s?(?=\s+{_ABOUT})",
     # The form asked for, not its topic: "summarize the whole section on ...", "in full",
     # "把……那部分完整讲一遍".
     _FORM,
     r"(?:哪一|哪个|哪几|哪些|哪)(?:个)?(?:章|节|小节|部分|篇|部)",
     r"(?:有|分|包括|包含)?(?:哪些|哪几)(?:个)?(?:小节|节|章|部分|内容)",
     r"各(?:小节|节|章|部分)",
-    r"(?:手册|文档|指南|文件)(?:里|中|内)",
+    r"(?:手册|文档|指南|文件)(?:里|中|内)|(?:手册|指南)的",
     # The document's own kind and language ("bash 中文手册页", "minicom(1) 中文版"): every
     # translated manual page ends in a colophon made of these words.
     r"中文(?:版|手册页?|页|文档|说明书?|译本)|手册页|\bman(?:ual)?\s+pages?\b",
@@ -115,6 +127,7 @@ STRUCTURE_QUESTION = re.compile("|".join([
     rf"(?:哪些|哪几)(?:个|大)?{_ZH_UNIT}",
     r"各(?:小节|节|章)",
     r"(?:分成|分为|分了|组成)(?:了)?(?:哪些|哪几)",
+    _ZH_SORTED,
     r"(?:章|节|部分|类|附录)(?:里|中)?(?:都|一共|依次)?(?:有|介绍了|回答了|收了|包括)(?:了)?(?:哪些|哪几)",
 ]), re.IGNORECASE)
 
@@ -123,9 +136,8 @@ STRUCTURE_QUESTION = re.compile("|".join([
 # ...", "the section that ...", "讲……的那一章", "那部分". Unless the question asks about it as
 # a whole (asks_whole), it asks what the part holds: its sub-outline answers it.
 REFERS_TO_PART = re.compile(
-    r"\b(?:the|this|that|which|what)\s+(?:[\w-]+\s+){0,2}(?:sub)?(?:chapter|section|part|appendix)"
-    r"\s+(?:on|about|that|which|where|for|covering|dealing|describing|explaining|devoted|with|"
-    r"listing)\b"
+    rf"\b(?:the|this|that|which|what)\s+(?:[\w'’-]+\s+){{0,2}}(?:sub)?"
+    rf"(?:chapter|section|part|appendix)\s+{_ABOUT}"
     r"|(?:那|这)(?:一)?(?:个)?(?:章|节|小节|部分|篇|附录)", re.IGNORECASE)
 
 
@@ -334,9 +346,17 @@ def refers_back(question: str) -> bool:
     return REFERS_BACK.search(question) is not None
 
 
+# The words of a question for a part's parts (STRUCTURE_QUESTION: "List all the subsections
+# of ...", "What are the big parts ...") that name no topic: the units and their sizes.
+_LIST_FORM = re.compile(rf"\b(?:list|give me|show me|name|all|main|major|big|top-level|"
+                        rf"overall|(?:sub)?{_UNITS})\b", re.IGNORECASE)
+
+
 def without_structure_words(text: str) -> str:
     """text without the phrases that ask about structure or name the document (see
-    STRUCTURE_PHRASES); the words that name a topic stay."""
+    STRUCTURE_PHRASES), nor the units and sizes a question for a list of parts names
+    (_LIST_FORM); the words that name a topic stay."""
+    text = STRUCTURE_QUESTION.sub(lambda m: _LIST_FORM.sub(" ", m.group(0)), text)
     return STRUCTURE_PHRASES.sub(" ", text)
 
 

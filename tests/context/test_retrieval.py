@@ -208,6 +208,22 @@ def test_store_windows_rank_as_the_memory_index_and_backfill_old_documents(store
      {"perlcompile", "模块", "列表"}),
     ("How do I check data integrity in full mode?", set(), {"full", "integrity", "mode"}),
     ("数据完整性怎么检查？", set(), {"完整性", "检查"}),
+    # A document named with a possessive, a unit named by its subject, the units and sizes
+    # of a question for a list of parts, a question-final "cover".
+    ("What does the ngspice manual's chapter on launching the program cover?",
+     {"s", "chapter", "cover", "manual"}, {"launching", "program"}),
+    ("In the SBCL manual, list the subsections about bringing a Lisp session to an end.",
+     {"list", "subsections", "manual"}, {"lisp", "session"}),
+    ("What are the main sections of the OpenCC README?", {"main", "sections"}, {"opencc"}),
+    ("How do I change the part of the header that shows the date?", set(),
+     {"part", "header", "date"}),
+    # How a part is sorted, a manual named with 的, a whole chapter, 哪里 / 部分 / 讲讲.
+    ("Gmsh 手册的常见问题附录是按什么主题分类的？", {"手册", "按", "主题", "分类"},
+     {"gmsh", "常见问题", "附录"}),
+    ("把 setserial 手册中关于配置串口时要考虑的事情那一整节讲一遍。", {"那一", "整节"},
+     {"setserial", "串口"}),
+    ("ngspice 手册里的 CIDER 部分出自哪里？", {"部分", "哪里"}, {"cider", "出自"}),
+    ("units 手册中关于把计算过程留档的那一节，完整讲讲。", {"讲讲"}, {"units", "留档"}),
 ])
 def test_words_that_ask_about_structure_are_not_searched(question, gone, kept):
     """"Which chapter ..., and what are its sections?" names no topic: in a manual those
