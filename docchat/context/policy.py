@@ -52,6 +52,15 @@ class PackingPolicy:
     min_partial: int = 48
     # Tokens: filling a document stops when less than this is left (no section fits).
     min_room: int = 8
+    # A hit too long to go in whole shows its best blocks in at most this share of the
+    # evidence budget on the first pass over the hits, so that the hits after it still
+    # get in (a 94-token section ranked fifth was left out behind a 69-block option list
+    # ranked third); what is left afterwards grows it further. 1.0: no cap. From
+    # partial_from tokens of evidence budget up (the 8k budget): on the tuning sets' 4,096
+    # questions 3741 -> 3749 at 8k (two-section 399 -> 404); at every budget it cost 61 at
+    # 2k (bench/README.md, "... long hits shown in part").
+    partial_share: float = 0.25
+    partial_from: int = 5000
     # A document none of whose passages matched (no word of the question in it, as "Who
     # wrote them?" in a fortune file) gets its opening, as much as fits, when its first
     # section does not go in whole: before, such a prompt held no excerpt at all. (Not in a

@@ -66,7 +66,7 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     if avail >= policy.meant_from:
         sel.take_meant(meant)
     for i in range(len(documents)):
-        sel.fill(i, sel.shares[i] - sel.breadth[i])
+        sel.fill(i, sel.shares[i] - sel.breadth[i], capped=avail >= policy.partial_from)
     for i in sorted(range(len(documents)), key=lambda k: -sel.relevance[k]):
         sel.fill(i, avail - sel.used)
     return [[c[p] for p in sorted(c)] for c in sel.chosen]
@@ -252,11 +252,12 @@ class Selection:
             self.breadth[di] += self._put(di, p, passage)
             taken += 1
 
-    def fill(self, i: int, cap: float) -> None:
+    def fill(self, i: int, cap: float, capped: bool = False) -> None:
         """Document i's queue within cap tokens: hits whole (or their best blocks when they
         do not fit, a chosen window kept), neighbours whole, then sections from the start
         (giving up after policy.max_misses that do not fit; the first in part when nothing of
-        the document is in, policy.opening_when_unmatched)."""
+        the document is in, policy.opening_when_unmatched). capped: a hit that goes in
+        partly takes at most policy.partial_share of the budget (the first pass)."""
         spent, misses, policy = 0.0, 0, self.policy
         d = self.documents[i]
         for kind, p in self.queues[i]:
@@ -267,11 +268,16 @@ class Selection:
             room = min(cap - spent, self.avail - self.used)
             if room <= policy.min_room or (kind == START and misses >= policy.max_misses):
                 break
+            if kind == START and capped and policy.partial_share < 1:
+                break  # the hits shown in part grow first (the next pass)
             rank = self._next_rank()
             had = current.cost(self.counter) if current is not None else 0
             passage = Passage.whole(d, d.sections[p], current.rank if current else rank)
             if passage.cost(self.counter) - had > room:
                 if kind == HIT and room + had >= policy.min_partial:
+                    if capped:
+                        room = min(room, max(policy.partial_share * self.avail - had,
+                                             policy.min_partial))
                     w = self.best_window.get((i, p))
                     grown = None if w is None else self._grown(
                         i, p, set(range(w[2], w[3] + 1)), room, passage.rank)

@@ -210,7 +210,8 @@ def test_asks_structure_when_the_parts_are_asked_for_by_a_list():
               "Which tools does the manual cover, one subsection each?",
               "专门讲怎么修各种排版毛病的那一章都有哪些条目？",
               "这份 FAQ 分成哪几个大类？",
-              "第 4 章依次介绍了哪些子命令？"):
+              "第 4 章依次介绍了哪些子命令？",
+              "Gmsh 手册的常见问题附录是按什么主题分类的？"):
         assert asks_structure(q), q
     for q in ("What are the smoothing options of the plot command?",
               "Which file must my code include for the user-break check?",
@@ -226,7 +227,8 @@ def test_asks_structure_of_a_part_named_by_its_subject():
               "How is the chapter on defining your own commands organized?",
               "Which tools does the manual compare itself with in the chapter on competitors?",
               "讲日常给机器打补丁、升级的那一章，都回答了哪些问题？",
-              "演示各种项目怎么打包的那一章覆盖了哪些构建方式？"):
+              "演示各种项目怎么打包的那一章覆盖了哪些构建方式？",
+              "What does the ngspice manual's chapter on launching the program cover?"):
         assert asks_structure(q) and not asks_whole(q), q
     for q in ("Summarize the whole section on keeping objects safe.",
               "请完整介绍 update 那一部分",
@@ -420,3 +422,28 @@ def test_a_window_past_the_tenth_by_meaning_gains_its_cosine():
 
     assert gain(passage_top=10) == 0
     assert gain() > 0.3
+
+
+def test_a_long_hit_shown_in_part_leaves_room_for_the_hits_after_it():
+    """A hit too long to go in whole (a 60-paragraph option list that mentions the question's
+    words everywhere) showed its best blocks in all the room left, and the short section
+    ranked after it (the exit status) was left out, or got what slack was left. From
+    policy.partial_from up it takes at most policy.partial_share of the budget on the first
+    pass; what is left grows it."""
+    options = [f"The option -{k} of the client sets the alpha gear of the server. " + FILLER
+               for k in range(60)]
+    status = ["It returns 3 when the alpha gear fails. " + FILLER] + [FILLER] * 3
+    doc = _doc([("1 Options", options), ("2 Exit status", status)])
+    counter = TokenCounter(Chars(), "chars")
+    avail = max(POLICY.partial_from, 6000)
+
+    def picked(policy=POLICY):
+        got = select([doc], [{0: 10.0, 1: 6.0}], ["alpha", "gear"], counter, avail, (), (),
+                     policy)
+        return {p.section.index: p for p in got[0]}
+
+    got = picked()
+    assert 1 in got and got[1].complete and 0 in got and not got[0].complete
+    assert sum(p.cost(counter) for p in got.values()) > 0.8 * avail  # the rest still used
+    before = picked(replace(POLICY, partial_share=1.0))  # the slack's one block at most
+    assert 1 not in before or not before[1].complete
