@@ -78,9 +78,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # to follow blind34. blind34 was then run once in that session, as a second reading of the
 # code blind33 read, and retired.
 # blind36.json, the thirty-sixth set, was written on 2026-12-06 by another such helper session,
-# to follow blind35.
+# to follow blind35. blind35 was then run once at the end of that session's work and retired.
 RULES: dict = {
-    "blind35.json": (20261235, {"blind": 1.0}),
     "blind36.json": (20261236, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
