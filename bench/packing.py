@@ -670,8 +670,8 @@ def run(items: list[Item], paths: dict, lib: Library, methods: list[str], budget
             for m, ok in oks.items():
                 res.add(it.set, m, budget, it.kind, ok)
             if "docchat" in oks and not oks["docchat"] and not blind(it.set):
-                lost = [e for e in it.evidence
-                        if squash_evidence(e) not in squash(contexts["docchat"])]
+                flat = squash(contexts["docchat"])
+                lost = [e for e in it.evidence if squash_evidence(e) not in flat]
                 also = [m for m, ok in oks.items() if ok]
                 res.misses.append(f"{it.set} {budget} {it.id} [{it.kind}] {it.question} "
                                   f"-> missing {lost}" + (f" (found by {', '.join(also)})"
