@@ -417,6 +417,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     setext_ranks: dict[str, int] = ({"=": 1, "-": 2} if markdown else
                                     dict(zip("=-~^+", range(1, 6))) if adoc else {})
     contents = set() if markdown else _contents_lines(lines)
+    listed = _listed_titles(lines, contents)
     outdented = set() if markdown else _outdented_lines(lines)
     repeated = set() if markdown else _repeated_numbered(lines, contents)
     atx = _MD_ATX_TIGHT if markdown and any(_MD_ATX.match(raw) for raw in lines) else None
@@ -473,7 +474,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
         if i in releases:
             heads.append(_Heading(i, i + 1, releases[i], line))
         elif _CANDIDATE_START.match(line) and i not in repeated \
-                and (head := _plain_heading(lines, i, wrap, seen)):
+                and (head := _plain_heading(lines, i, wrap, seen, listed)):
             heads.append(head)
         elif i in outdented:
             heads.append(_outdented_heading(lines[i], i, outdented[i]))
@@ -587,25 +588,75 @@ _CONTENTS_TITLE = re.compile(
 _CONTENTS_MIN = 3  # entries in a row, where no title says that they are contents
 
 
-_PAGE_REF = re.compile(r"(?:\s*(?:\.\s?){2,}|\s*…+)?\s+\d{1,4}$")  # " . . . 12", " 12"
+_PAGE_REF = re.compile(r"(?:\s*(?:\.\s?){2,}|\s*…+)(?:\s*(?:\d{1,4}|[ivxlc]{1,7}))?$"
+                       r"|\s+\d{1,4}$", re.IGNORECASE)  # " . . . 12", " . . . ix", " 12"
+# The rest of an entry whose title filled the line: its leaders and page number alone (SCons'
+# guide; where the page number is cut off at the page's edge, the leaders alone).
+_LEADERS_ONLY = re.compile(r"^(?:(?:\.\s?){3,}|…+)\s*(?:\d{1,4}|[ivxlc]{1,7})?$", re.IGNORECASE)
 _WRAPPED_MAX = 2  # lines of one wrapped entry
 
 
 def _contents_entry(line: str) -> bool:
     """A line that may list a heading: numbered ("2.3 Title"), chapter or appendix, its
-    title starting with a letter (not "4 + 1 = (x": a formula's line)."""
-    s = line.strip()
+    title starting with a letter (not "4 + 1 = (x": a formula's line); or any title that
+    leaders lead to its page number ("Preface ........ ix")."""
+    raw = line.strip()
+    s = _entry_key(raw)  # leaders can fill the line: measure the title
     if not s or len(s) > MAX_HEADING_CHARS:
         return False
     m = _NUMBERED.match(s) or _LETTER_NUMBERED.match(s)
     if m:
         return s[m.start(m.lastindex)].isalpha() or s[m.start(m.lastindex)] in "\"'“/\\"
-    return bool(_CHAPTER.match(s))
+    if _CHAPTER.match(s):
+        return True
+    return s[0].isalpha() and s != raw and bool(_LEADERS.search(raw[len(s):]))
 
 
 def _entry_key(text: str) -> str:
     """An entry as the heading it lists: without its page number and leaders."""
     return _PAGE_REF.sub("", text)
+
+
+_NUMBER_DOT = re.compile(r"^(?:(?:chapter|appendix)\s+)?(\d{1,2}(?:\.\d{1,3}){0,5}|[a-h])[.:]?\s+")
+
+
+def _listing_key(text: str) -> str:
+    """A title as the contents list it and the body prints it alike: "2. Simple Builds ...
+    5" and "2 Simple Builds" are both "2 simple builds", "D. Tools ... 298" and "Appendix D.
+    Tools" both "d tools"."""
+    return _NUMBER_DOT.sub(r"\1 ", " ".join(_entry_key(text.strip()).split()).casefold())
+
+
+def _listed_titles(lines: list[str], contents: set[int]) -> frozenset[str]:
+    """The numbered titles that the tables of contents (line numbers `contents`) list, an
+    entry wrapped onto a second line ("17. Extending SCons: Writing" / "Your Own Builders
+    ..... 119") joined."""
+    out = set()
+    for k in sorted(contents):
+        entry = lines[k].strip()
+        if not ((_NUMBERED.match(entry) or _CHAPTER.match(entry) or _LETTER_HEAD.match(entry))
+                and _contents_entry(lines[k])):
+            continue
+        text = lines[k]
+        if k + 1 in contents and lines[k + 1].strip() and not _contents_entry(lines[k + 1]) \
+                and not _LEADERS_ONLY.match(lines[k + 1].strip()):
+            text = f"{text} {lines[k + 1]}"
+        out.add(_listing_key(text))
+    return frozenset(out)
+
+
+def _listed_end(lines: list[str], i: int, listed: frozenset[str]) -> int:
+    """The end of the numbered heading on line i whose title the contents list: i + 1, or
+    i + 2 where its title wraps onto the next line; 0 where they do not list it."""
+    if not listed:
+        return 0
+    key = _listing_key(lines[i])
+    if key in listed:
+        return i + 1
+    if i + 1 < len(lines) and lines[i + 1].strip() and \
+            _listing_key(f"{lines[i]} {lines[i + 1]}") in listed:
+        return i + 2
+    return 0
 
 
 def _contents_lines(lines: list[str]) -> set[int]:
@@ -647,8 +698,11 @@ def _contents_from(lines: list[str], norm: list[str], last: dict, i: int) -> tup
         if not norm[j]:
             blank = True
             continue
+        if j > i and _LEADERS_ONLY.match(norm[j]):
+            end, blank = j + 1, False  # the leaders of the entry above
+            continue
         if _contents_entry(line):
-            key = _entry_key(norm[j])
+            key = _listing_key(norm[j])
             if key in entries or (j > i and _listed_nowhere(lines, norm, last, j)):
                 break
             entries.add(key)
@@ -662,9 +716,10 @@ def _contents_from(lines: list[str], norm: list[str], last: dict, i: int) -> tup
     return (end if len(entries) >= 2 else i), run
 
 
-def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _Heading | None:
+def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering,
+                   listed: frozenset[str] = frozenset()) -> _Heading | None:
     """Line i of a plain text as a numbered, lettered, chapter or Chinese heading, if it is one
-    (`seen` is updated with its number)."""
+    (`seen` is updated with its number; listed: _listed_titles)."""
     raw = lines[i]
     line = raw.strip()
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
@@ -690,9 +745,9 @@ def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _He
         seen.letter, seen.num, seen.sub = seen.letter + 1, None, None
         return _Heading(i, i + 1, 0.75, line)
     if m := _NUMBERED.match(line):
-        return _numbered_heading(lines, i, m, wrap, seen)
+        return _numbered_heading(lines, i, m, wrap, seen, listed)
     if m := _CHAPTER.match(line):
-        return _chapter_heading(line, i, m, nxt, seen)
+        return _chapter_heading(line, i, m, nxt, seen, _listed_end(lines, i, listed) == i + 2)
     if len(line) <= 40 and not _SENTENCE_END.search(line):
         for pattern, rank in _ZH_HEADINGS:
             if pattern.match(line):
@@ -704,9 +759,10 @@ def _plain_heading(lines: list[str], i: int, wrap: int, seen: _Numbering) -> _He
 
 
 def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
-                      seen: _Numbering) -> _Heading | None:
+                      seen: _Numbering, listed: frozenset[str] = frozenset()) -> _Heading | None:
     """A numbered heading ("2.3 Title"; m is _NUMBERED's match of line i), or a run-in one
-    ("2. Title. Body text")."""
+    ("2. Title. Body text"). A title the table of contents lists (`listed`) may number from 1
+    again (a preface's "1." to "5.", then chapter 1) and take its wrapped line along."""
     raw = lines[i]
     line = raw.strip()
     nxt = lines[i + 1] if i + 1 < len(lines) else ""
@@ -715,11 +771,17 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
     if line[m.end(1)] in "．、" and (len(m.group(2)) > _ZH_TITLE_CHARS
                                     or _ZH_CLAUSE.search(m.group(2))):
         return None
-    if (not seen.plausible(num)
+    end = _listed_end(lines, i, listed)
+    restart = bool(end) and all(x == 1 for x in num)  # where the contents number from 1 again
+    if (not (seen.plausible(num) or restart)
             or (seen.num and len(num) <= len(seen.num) and indent > seen.indent + 1)
             or _continues_above(lines[i - 1] if i else "", raw, wrap)
             or _breaks_numbering(lines, i, seen.num, num)):
         return None
+    title = " ".join(part.strip() for part in lines[i:end])
+    if end and _title_ok(title[m.start(2):]):
+        seen.num, seen.indent = num, indent
+        return _Heading(i, end, seen.base + len(num), title)
     if run_in := _RUN_IN.fullmatch(m.group(2)):
         if _run_in_title(run_in.group(1)):  # "2. Grant of Copyright License. Subject"
             seen.num, seen.indent = num, indent
@@ -770,9 +832,10 @@ def _breaks_numbering(lines: list[str], i: int, prev: tuple[int, ...] | None,
 
 
 def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
-                     seen: _Numbering) -> _Heading | None:
+                     seen: _Numbering, wrapped: bool = False) -> _Heading | None:
     """A chapter or part heading ("Chapter 3 Binary packages", "Part II"), or "Chapter 3" with
-    its title on the next line."""
+    its title on the next line; wrapped: the contents list its title with the next line's
+    words ("Appendix D. Functions and" / "Environment Methods")."""
     rest = m.group(3)
     if rest and not _title_ok(rest):
         return None
@@ -780,7 +843,8 @@ def _chapter_heading(line: str, i: int, m: re.Match[str], nxt: str,
         seen.num = (int(m.group(2)),)
     seen.base = 0.0
     title, end = line, i + 1
-    if not rest and nxt.strip() and len(nxt.strip()) <= 80 and _title_ok(nxt.strip()):
+    if (wrapped or not rest) and nxt.strip() and len(nxt.strip()) <= 80 \
+            and (wrapped or _title_ok(nxt.strip())):
         title, end = f"{line} {nxt.strip()}", i + 2  # "Chapter 3" / "Binary packages"
     rank = 0.0 if m.group(1).lower() == "part" else 0.5 if seen.roman else 1.0
     return _Heading(i, end, rank, title)

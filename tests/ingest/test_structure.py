@@ -909,3 +909,54 @@ def test_a_translated_man_pages_two_language_titles_are_its_subsections():
     # Two such lines are not enough: a page's odd bilingual line stays body text.
     two = man.replace("       Security Bugs 安全问题\n\n", "")
     assert all(len(s.heading_path) == 1 for s in build_sections(pages(two)) if s.heading_path)
+
+
+def _leadered(title: str, page: str, width: int = 130) -> str:
+    """A contents line whose leaders fill the printed line up to its page number."""
+    return f"{title} {'.' * (width - len(title) - len(page) - 2)} {page}"
+
+
+def test_contents_whose_leaders_fill_the_line_are_contents_and_list_the_body_headings():
+    """A DocBook guide's contents: every entry's leaders run to the page's edge (lines longer
+    than any heading), a preface numbered 1 to 3 ahead of chapter 1, an entry so long that its
+    leaders and page number wrap onto a line of their own. The contents were taken for body
+    text, that long entry for the first heading (it swallowed 50 pages), and the body's chapter
+    1 was refused as a step back after the preface's "3."."""
+    toc = [_leadered("Preface", "ix"), _leadered("1. Principles", "ix"),
+           _leadered("2. Using this guide", "x"), _leadered("3. Contact", "x"),
+           _leadered("1. Installing the tool", "1"), _leadered("1.1. Getting the interpreter", "1"),
+           "1.2. Controlling the default construction environment: the DefaultEnvironment "
+           "Function", "." * 110 + " 4",
+           _leadered("2. Simple builds", "5"), _leadered("2.1. Objects", "5")]
+    body = ["Preface", "A word first.", "1. Principles", "Correct builds first.",
+            "2. Using this guide", "Read it in order.", "3. Contact", "Write to the list.",
+            "1 Installing the tool", "This chapter installs it.",
+            "1.1. Getting the interpreter", "Check the version.",
+            "1.2. Controlling the default construction environment: the DefaultEnvironment "
+            "Function", "Call it first.", "2 Simple builds", "A program.", "2.1. Objects",
+            "Object files."]
+    secs = build_sections(pages("User Guide\nTable of Contents\n" + "\n".join(toc),
+                                "\n".join(body)))
+    titles = [s.title for s in secs]
+    assert titles[0] == "" and "2.1. Objects" in secs[0].text  # the contents: front matter
+    assert "1 Installing the tool" in titles and "2 Simple builds" in titles
+    assert [s.heading_path for s in secs if s.title.startswith("1.2.")] == [
+        ("1 Installing the tool", "1.2. Controlling the default construction environment: "
+                                  "the DefaultEnvironment Function")]
+    assert secs[-1].heading_path == ("2 Simple builds", "2.1. Objects")
+
+
+def test_a_chapter_title_wrapped_in_the_body_is_joined_as_the_contents_list_it():
+    """"17 Extending the tool: Writing" / "Your Own Builders": the body's chapter title wraps
+    where the contents print it on one line; the heading takes both lines."""
+    toc = [_leadered("1. Simple builds", "1"), _leadered("2. Extending the tool: Writing Your "
+                                                         "Own Builders", "7"),
+           _leadered("2.1. Builders that run commands", "8")]
+    body = ["1 Simple builds", "A program.", "2 Extending the tool: Writing",
+            "Your Own Builders", "You can write builders.", "2.1. Builders that run commands",
+            "Like this."]
+    secs = build_sections(pages("Table of Contents\n" + "\n".join(toc), "\n".join(body)))
+    assert [s.title for s in secs if s.level == 1] == [
+        "1 Simple builds", "2 Extending the tool: Writing Your Own Builders"]
+    assert secs[-1].heading_path[0] == "2 Extending the tool: Writing Your Own Builders"
+    assert not any("Your Own Builders" in s.text for s in secs if s.level)  # not body text
