@@ -624,7 +624,8 @@ def _listing_key(text: str) -> str:
     """A title as the contents list it and the body prints it alike: "2. Simple Builds ...
     5" and "2 Simple Builds" are both "2 simple builds", "D. Tools ... 298" and "Appendix D.
     Tools" both "d tools"."""
-    return _NUMBER_DOT.sub(r"\1 ", " ".join(_entry_key(text.strip()).split()).casefold())
+    key = _NUMBER_DOT.sub(r"\1 ", " ".join(_entry_key(text.strip()).split()).casefold())
+    return key.rstrip(". ")  # "1. Greetings!." in the body of PARI's tutorial
 
 
 def _listed_titles(lines: list[str], contents: set[int]) -> frozenset[str]:
@@ -779,7 +780,8 @@ def _numbered_heading(lines: list[str], i: int, m: re.Match[str], wrap: int,
             or _breaks_numbering(lines, i, seen.num, num)):
         return None
     title = " ".join(part.strip() for part in lines[i:end])
-    if end and _title_ok(title[m.start(2):]):
+    named = title[m.start(2):].rstrip(".")  # the contents list it: any case, a closing period
+    if end and _title_ok(named[:1].upper() + named[1:]):
         seen.num, seen.indent = num, indent
         return _Heading(i, end, seen.base + len(num), title)
     if run_in := _RUN_IN.fullmatch(m.group(2)):

@@ -960,3 +960,16 @@ def test_a_chapter_title_wrapped_in_the_body_is_joined_as_the_contents_list_it()
         "1 Simple builds", "2 Extending the tool: Writing Your Own Builders"]
     assert secs[-1].heading_path[0] == "2 Extending the tool: Writing Your Own Builders"
     assert not any("Your Own Builders" in s.text for s in secs if s.level)  # not body text
+
+
+def test_a_title_the_contents_list_is_a_heading_in_any_case_and_with_a_closing_period():
+    """PARI's tutorial prints "1. Greetings!." and "2. Warming up." (the run-in rule wants a
+    title in title case without "!"); man-db's manual "1.1. man-db" in lower case, its
+    contents at the end. Both were body text under the heading above them."""
+    toc = "\n".join(_leadered(t, p) for t, p in [("1. Greetings!", "1"), ("2. Warming up", "3"),
+                                                  ("2.1. man-db", "4"), ("3. Types", "6")])
+    body = ("Table of Contents\n" + toc + "\nA guided tour.\n\n1. Greetings!.\nType 2 + 2.\n\n"
+            "2. Warming up.\nMore examples.\n\n2.1. man-db\nThe pager.\n\n3. Types.\nIntegers.")
+    secs = build_sections(pages(body))
+    assert [s.title for s in secs if s.level] == ["1. Greetings!.", "2. Warming up.",
+                                                  "2.1. man-db", "3. Types."]
