@@ -19,13 +19,12 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from docchat.ui.i18n import t
-from docchat.ui.render import safe_markdown
+from docchat.ui.render import fence_closes, fence_opens, safe_markdown
 
 _OPEN, _MID, _CLOSE = "\ue000", "\ue001", "\ue002"  # open k: \ue000 k \ue001 ... \ue002
 _MARK = re.compile(f"{_OPEN}(\\d+){_MID}")
 _LEAD = re.compile(r"^(\s*(?:[-+*]|\d+[.)])\s+|\s*#{1,6}\s+|\s*>\s*)")
 _CITATION = re.compile(r"\[[^\]\n]{0,40}\]")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 FOUND = ("supported", "partly")
 
 
@@ -110,12 +109,12 @@ def _code_lines(text: str) -> set[int]:
     """Indices of the lines inside fenced or indented code (marks are not put there)."""
     out, fence, prev_blank = set(), None, True
     for i, line in enumerate(text.split("\n")):
-        m = _FENCE.match(line)
-        if fence is not None or m:
+        opened = fence_opens(line) if fence is None else None
+        if fence is not None or opened:
             out.add(i)
             if fence is None:
-                fence = m.group(1)
-            elif m and m.group(1)[0] == fence[0]:
+                fence = opened
+            elif fence_closes(line, fence):
                 fence = None
         elif (line.startswith("    ") or line.startswith("\t")) and prev_blank:
             out.add(i)

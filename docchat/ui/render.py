@@ -15,7 +15,26 @@ from docchat.context.evidence import Evidence
 
 CURSOR = "▌"
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A code fence at any indent: a model's answer opens one inside a list item ("2. Run:" /
+# "   ```bash") and closes it at the margin, where Markdown would end the item, its code
+# block with it, and open a new block at the closing fence, so that the prose after it showed
+# as code (statement marks as raw <span> tags). Fence lines are written at the margin, and
+# the marks (marks._code_lines) and the renderer see the same blocks.
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+
+
+def fence_opens(line: str) -> str | None:
+    """The fence (its backticks or tildes) that line opens, or None."""
+    m = _FENCE.match(line)
+    return m.group(1) if m else None
+
+
+def fence_closes(line: str, fence: str) -> bool:
+    """Whether line closes the code block that fence opened: the same character, at least
+    as many, nothing after them (CommonMark; "```bash" inside a block is code)."""
+    m = _FENCE.match(line)
+    return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                and not line.strip()[len(m.group(1)):].strip())
 _BACKTICKS = re.compile(r"`+")
 # Characters that start HTML, entities, LaTeX or Streamlit directives/shortcodes.
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "$": "\\$", ":": "\\:"}
@@ -63,17 +82,14 @@ def safe_markdown(text: str) -> str:
 
     for line in lines:
         if fence is not None:
+            if fence_closes(line, fence):
+                fence, line = None, line.strip()
             out.append(line)
-            m = _FENCE.match(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                    and not line.strip()[len(m.group(1)):].strip():
-                fence = None
             continue
-        m = _FENCE.match(line)
-        if m:
+        if opened := fence_opens(line):
             flush()
-            fence = m.group(1)
-            out.append(line)
+            fence = opened
+            out.append(line.strip())
             prev_blank, prev_code = False, False
             continue
         indented = line.startswith("    ") or line.startswith("\t")

@@ -41,6 +41,23 @@ def test_list_markers_stay_outside_and_code_is_never_marked():
     assert out.count('class="dc-statement"') == 1
 
 
+def test_a_fence_opened_in_a_list_item_and_closed_at_the_margin_keeps_later_prose_marked():
+    """SmolLM2 opened a code block inside a list item ("2. ..." / "   ```bash") and closed it
+    at the margin. Markdown ends the item (and its block) there and opens a new block at the
+    closing fence, so the next item's statement showed as code with its <span> tags as text.
+    Fence lines go to the margin: one block, and the prose after it is prose."""
+    answer = ("1. Make the tree first.\n2. Use the tool:\n\n   ```bash\n    mkdir -p out\n```"
+              "\n\n3. Then run the build again.\n")
+    out = marked(answer, st("Then run the build again.", answer, "not_found"))
+    lines = out.split("\n")
+    fences = [k for k, line in enumerate(lines) if line.startswith("```")]
+    assert len(fences) == 2 and lines[fences[0]] == "```bash"  # one block, at the margin
+    assert "    mkdir -p out" in lines[fences[0]:fences[1]]  # its code as written
+    after = "\n".join(lines[fences[1] + 1:])
+    assert '3. <span class="dc-statement" data-status="not_found"' in after
+    assert not any(line.strip().startswith("```") for line in lines[fences[1] + 1:])
+
+
 def test_a_citation_nothing_supports_is_flagged_and_a_wrong_one_corrected():
     answer = "It is 5 years [p. 3]. It is 7 years [p. 3]."
     out = marked(answer, st("It is 5 years [p. 3].", answer, "not_found", cited=["3"],
