@@ -205,7 +205,8 @@ class _Ask:
         return relevance(self.documents, self.question, self.history, self.search,
                          rewrite=self.rewrite, expand=self.expand, embedder=self.embedder,
                          store=self.store, passage_top=self.policy.passage_top,
-                         companion=budget >= self.policy.companion_from)
+                         companion=budget >= self.policy.companion_from,
+                         followup_dense_terms=self.policy.followup_dense_terms)
 
 
 @dataclass

@@ -120,6 +120,12 @@ class PackingPolicy:
     # (0) 2079 / 2613 / 2931 (bench/README.md, "Two readings of an English question"); a
     # huge value: never.
     companion_from: int = 2500
+    # A follow-up's passages are scored by meaning (from its own words, as a first question's)
+    # when it has at least this many search words of its own ("我想知道它为什么会重复构建某个
+    # 目标，该用哪个选项？"); an elliptical one ("And the lowercase one?") is not. 0: never.
+    # Tuning sets' 417 follow-ups at 2k / 4k / 8k: never 272 / 350 / 388, from 4 words 269 /
+    # 345 / 382, from 6 270 / 353 / 386 (bench/README.md, "Contents whose leaders fill").
+    followup_dense_terms: int = 0
     # A section that goes in partly shows its best blocks by the question's words and, where
     # the blocks' cosines are known, by meaning: its best block by meaning gains this share
     # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,

@@ -84,7 +84,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
               search: SearchFn | None = None, *, rewrite: Callable[[str], str] | None = None,
               expand: bool = True, embedder: Embedder | None = None,
               store: EmbeddingStore | None = None,
-              passage_top: int = POLICY.passage_top, companion: bool = False) -> Relevance:
+              passage_top: int = POLICY.passage_top, companion: bool = False,
+              followup_dense_terms: int = POLICY.followup_dense_terms) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
@@ -93,7 +94,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     history (pass history=()). passage_top: how many of the best windows by meaning have
     their cosines join their window scores. companion: the multilingual companion's passage
     scores join too where the embedder's model reads the question (policy.companion_from:
-    the budgets that have room for more passages)."""
+    the budgets that have room for more passages). followup_dense_terms: see the policy."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
@@ -122,7 +123,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     # dictionary translation (a Chinese question, MiniLM): a bag of translated words is no
     # sentence, and its passages crowded out BM25's; the multilingual companion reads such
     # a question itself (_passage_models).
-    followup = any(getattr(m, "role", "") == "user" for m in history)
+    followup = any(getattr(m, "role", "") == "user" for m in history) and not (
+        followup_dense_terms and len(content_terms(topic)) >= followup_dense_terms)
     for model, docs, dkeys, with_parts in _passage_models(documents, keys, embedder,
                                                           question, companion):
         if model.reads_question(question) and not followup:
