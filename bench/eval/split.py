@@ -82,7 +82,6 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind37.json, the thirty-seventh set, was written on 2026-12-06 by another such helper session,
 # to follow blind36. blind36 was then run once at the end of that session's work and retired.
 RULES: dict = {
-    "blind36.json": (20261236, {"blind": 1.0}),
     "blind37.json": (20261237, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
