@@ -126,6 +126,12 @@ class PackingPolicy:
     # Tuning sets' 417 follow-ups at 2k / 4k / 8k: never 272 / 350 / 388, from 4 words 269 /
     # 345 / 382, from 6 270 / 353 / 386 (bench/README.md, "Contents whose leaders fill").
     followup_dense_terms: int = 0
+    # A follow-up's own search words weigh this many times its history's in the blocks of a
+    # section that goes in partly (a one-section ChangeLog: "那“快速输入”这个功能又是哪天加进来
+    # 的？" after questions on table input methods showed the table-input entries). 1: alike.
+    # Tuning sets (4,434 questions) at 2k / 4k / 8k: alike 2902 / 3617 / 4039, 2 2903 / 3618
+    # / 4039, 3 2903 / 3617 / 4038 (bench/README.md, "Contents whose leaders fill").
+    own_term_weight: float = 1.0
     # A section that goes in partly shows its best blocks by the question's words and, where
     # the blocks' cosines are known, by meaning: its best block by meaning gains this share
     # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,

@@ -78,6 +78,9 @@ class Relevance:
     chapter: bool = False
     # ... and names it by its number or place (retrieval.named_chapter).
     chapter_ref: tuple | None = None
+    # A follow-up's own search words, as the index stems them (not its history's): blocks of
+    # a section that goes in partly weigh them policy.own_term_weight times.
+    own_terms: frozenset = frozenset()
 
 
 def relevance(documents: Sequence[Document], question: str, history: Sequence = (),
@@ -123,7 +126,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     # dictionary translation (a Chinese question, MiniLM): a bag of translated words is no
     # sentence, and its passages crowded out BM25's; the multilingual companion reads such
     # a question itself (_passage_models).
-    followup = any(getattr(m, "role", "") == "user" for m in history) and not (
+    history_asked = any(getattr(m, "role", "") == "user" for m in history)
+    followup = history_asked and not (
         followup_dense_terms and len(content_terms(topic)) >= followup_dense_terms)
     for model, docs, dkeys, with_parts in _passage_models(documents, keys, embedder,
                                                           question, companion):
@@ -149,7 +153,9 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
         parted.append(position_windows(documents, keys, where))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
-                     meant, meaning, asks_chapter(question), named_chapter(question))
+                     meant, meaning, asks_chapter(question), named_chapter(question),
+                     frozenset(index_terms(queries[0].text)) if queries and history_asked
+                     else frozenset())
 
 
 # The opening (or closing) windows a question about a collection's first (last) entries

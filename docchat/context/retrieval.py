@@ -646,8 +646,10 @@ def doc_key(doc: Document, position: int) -> object:
     return doc.id if doc.id is not None else position
 
 
-def block_scores(blocks: Sequence[Block], query_terms: Sequence[str]) -> list[float]:
-    """Relevance of each block of one section to the query terms (tf-idf within the section)."""
+def block_scores(blocks: Sequence[Block], query_terms: Sequence[str],
+                 weights: dict[str, float] | None = None) -> list[float]:
+    """Relevance of each block of one section to the query terms (tf-idf within the section);
+    weights: index term -> factor (1 for a term not in it)."""
     if not blocks:
         return []
     qset = set(index_terms(" ".join(query_terms)))
@@ -655,7 +657,9 @@ def block_scores(blocks: Sequence[Block], query_terms: Sequence[str]) -> list[fl
     df = Counter(t for c in counts for t in c)
     n = len(blocks)
     idf = {t: math.log(1 + n / d) for t, d in df.items()}
-    return [sum(idf[t] * (1 + math.log(f)) for t, f in c.items()) for c in counts]
+    weights = weights or {}
+    return [sum(idf[t] * (1 + math.log(f)) * weights.get(t, 1.0) for t, f in c.items())
+            for c in counts]
 
 
 # Dense scores join the fused BM25 scores for their best DENSE_TOP sections, scaled from 0

@@ -37,7 +37,8 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
            aspects: Sequence[Sequence[Window]] = (),
            meant: Sequence[Window] = (),
            meaning: Sequence[dict[int, list[float]]] = (),
-           chapter_ref: tuple[str, int] | None = None) -> list[list[Passage]]:
+           chapter_ref: tuple[str, int] | None = None,
+           own_terms: frozenset = frozenset()) -> list[list[Passage]]:
     """Choose passages per document, in this order (see Selection): the carried ones, the
     part asked about whole (or, when the question asks about a part as a whole and it does
     not fit, a spread of it), the best windows (passage hits, in the order that covers the
@@ -55,9 +56,9 @@ def select(documents: Sequence[Document], positions: list[dict[int, float]],
     cosine to the question (meaning_blocks): a section that goes in partly shows the blocks
     that match the question's words or its meaning (Selection.block_scores). chapter_ref:
     the chapter the question names by its number or place (retrieval.named_chapter): the
-    part it asks about."""
+    part it asks about. own_terms: a follow-up's own words (Relevance.own_terms)."""
     sel = Selection(documents, positions, qterms, counter, avail, policy, present, windows,
-                    meaning)
+                    meaning, own_terms)
     sel.carry(carry)
     sel.take_part(whole, named, parts, chapter_ref)
     sel.take_windows(windows, aspects)
@@ -82,8 +83,11 @@ class Selection:
                  policy: PackingPolicy = POLICY,
                  present: dict[tuple[int, int], set[int] | None] | None = None,
                  windows: Sequence[Window] = (),
-                 meaning: Sequence[dict[int, list[float]]] = ()) -> None:
+                 meaning: Sequence[dict[int, list[float]]] = (),
+                 own_terms: frozenset = frozenset()) -> None:
         self.documents, self.positions, self.policy = documents, positions, policy
+        self.weights = ({t: policy.own_term_weight for t in own_terms}
+                        if policy.own_term_weight != 1.0 else {})
         self.meaning = list(meaning) or [{} for _ in documents]
         # Each section's best window (document, position) -> window: where a hit does not
         # go in whole, the blocks it shows start from there (fill()).
@@ -140,7 +144,7 @@ class Selection:
         paraphrase shares few words with its answer, whose block would otherwise score 0
         and never go in)."""
         section = self.documents[di].sections[p]
-        words = block_scores(section.blocks, self.qterms)
+        words = block_scores(section.blocks, self.qterms, self.weights)
         return with_meaning(words, self.meaning[di].get(p), self.policy.meaning_block_weight)
 
     def carry(self, carry: Sequence[tuple]) -> None:
@@ -604,7 +608,8 @@ def asked(documents: Sequence[Document], rel, policy: PackingPolicy = POLICY) ->
             "aspects": [window_positions(documents, a, policy) for a in rel.aspects],
             "meant": window_positions(documents, getattr(rel, "meant", {}), policy),
             "meaning": meaning_blocks(documents, getattr(rel, "meaning", {})),
-            "chapter_ref": getattr(rel, "chapter_ref", None)}
+            "chapter_ref": getattr(rel, "chapter_ref", None),
+            "own_terms": getattr(rel, "own_terms", frozenset())}
 
 
 def with_meaning(words: list[float], cosines: Sequence[float] | None, weight: float

@@ -116,6 +116,27 @@ def test_block_scores_prefer_blocks_with_rare_query_words():
     assert s[1] > s[0] > s[2] == 0
 
 
+def test_a_follow_ups_own_words_can_outweigh_its_historys_in_a_long_section():
+    """A one-section ChangeLog: after questions on table input methods, "那“快速输入”这个功能
+    又是哪天加进来的？" searches with the history's words too, and the many table-input
+    entries outscored the one about quick input. Relevance keeps the follow-up's own words;
+    with policy.own_term_weight the block selection weighs them more."""
+    from docchat.context.relevance import relevance
+    entries = [f"2005-0{k}-01: fcitx 改进码表输入法的自动组词，修正码表输入法和码表的错误"
+               for k in range(1, 8)]
+    entries.insert(4, "2005-12-25: Yuking 添加快速输入的功能")
+    doc = blocks_doc([[Block("prose", e, 1) for e in entries]])
+    history = [Message("user", "码表输入法有过哪些改进？"), Message("assistant", "很多。")]
+    rel = relevance([doc], "那“快速输入”这个功能又是哪天加进来的？", history)
+    assert "快速" in rel.own_terms and "码表" not in rel.own_terms
+    assert relevance([doc], "快速输入是哪天加的？").own_terms == frozenset()  # no history
+    blocks = doc.sections[0].blocks
+    alike = block_scores(blocks, rel.terms)
+    weighted = block_scores(blocks, rel.terms, {t: 3.0 for t in rel.own_terms})
+    assert max(range(len(blocks)), key=alike.__getitem__) != 4
+    assert max(range(len(blocks)), key=weighted.__getitem__) == 4
+
+
 def test_index_stems_english_like_the_store():
     from docchat.context.retrieval import index_terms
     assert index_terms("restoring Restored restore") == ["restor"] * 3
