@@ -593,6 +593,9 @@ _PAGE_REF = re.compile(r"(?:\s*(?:\.\s?){2,}|\s*…+)(?:\s*(?:\d{1,4}|[ivxlc]{1,
 # The rest of an entry whose title filled the line: its leaders and page number alone (SCons'
 # guide; where the page number is cut off at the page's edge, the leaders alone).
 _LEADERS_ONLY = re.compile(r"^(?:(?:\.\s?){3,}|…+)\s*(?:\d{1,4}|[ivxlc]{1,7})?$", re.IGNORECASE)
+# Leaders up to a page number: an entry without a number ("Preface ........ ix"); a line
+# that ends in an ellipsis ("Loading...") is none.
+_LEADERED_PAGE = re.compile(r"(?:(?:\.\s?){2,}|…+)\s*(?:\d{1,4}|[ivxlc]{1,7})$", re.IGNORECASE)
 _WRAPPED_MAX = 2  # lines of one wrapped entry
 
 
@@ -609,7 +612,7 @@ def _contents_entry(line: str) -> bool:
         return s[m.start(m.lastindex)].isalpha() or s[m.start(m.lastindex)] in "\"'“/\\"
     if _CHAPTER.match(s):
         return True
-    return s[0].isalpha() and s != raw and bool(_LEADERS.search(raw[len(s):]))
+    return s[0].isalpha() and bool(_LEADERED_PAGE.search(raw))
 
 
 def _entry_key(text: str) -> str:

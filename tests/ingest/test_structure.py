@@ -973,3 +973,13 @@ def test_a_title_the_contents_list_is_a_heading_in_any_case_and_with_a_closing_p
     secs = build_sections(pages(body))
     assert [s.title for s in secs if s.level] == ["1. Greetings!.", "2. Warming up.",
                                                   "2.1. man-db", "3. Types."]
+
+
+def test_lines_that_end_in_an_ellipsis_are_no_contents():
+    """An unnumbered title is a contents entry only where leaders lead to a page number:
+    a program's log ("Loading...", "Parsing...") quoted three times in a row is text."""
+    from ingest.structure import _contents_entry, _contents_lines
+    log = ["Loading...", "Parsing...", "Writing..."] * 2
+    assert not any(_contents_entry(line) for line in log)
+    assert _contents_lines(log) == set()
+    assert _contents_entry("Preface ........ ix") and _contents_entry("Index . . . . 212")
