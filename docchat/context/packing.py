@@ -206,7 +206,8 @@ class _Ask:
                          rewrite=self.rewrite, expand=self.expand, embedder=self.embedder,
                          store=self.store, passage_top=self.policy.passage_top,
                          companion=budget >= self.policy.companion_from,
-                         followup_dense_terms=self.policy.followup_dense_terms)
+                         followup_dense_terms=self.policy.followup_dense_terms,
+                         history_weight=self.policy.history_weight)
 
 
 @dataclass

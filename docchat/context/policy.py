@@ -132,6 +132,11 @@ class PackingPolicy:
     # Tuning sets (4,434 questions) at 2k / 4k / 8k: alike 2902 / 3617 / 4039, 2 2903 / 3618
     # / 4039, 3 2903 / 3617 / 4038 (bench/README.md, "Contents whose leaders fill").
     own_term_weight: float = 1.0
+    # The weight of a follow-up's second query (its own words with the recent user turns')
+    # in the fused and window scores; its own words' query weighs 1. Tuning sets (4,434
+    # questions) at 2k / 4k / 8k: 1 2902 / 3617 / 4039, 0.5 2903 / 3619 / 4037, 0.25 2902 /
+    # 3617 / 4035 (bench/README.md, "Contents whose leaders fill").
+    history_weight: float = 1.0
     # A section that goes in partly shows its best blocks by the question's words and, where
     # the blocks' cosines are known, by meaning: its best block by meaning gains this share
     # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,

@@ -88,7 +88,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
               expand: bool = True, embedder: Embedder | None = None,
               store: EmbeddingStore | None = None,
               passage_top: int = POLICY.passage_top, companion: bool = False,
-              followup_dense_terms: int = POLICY.followup_dense_terms) -> Relevance:
+              followup_dense_terms: int = POLICY.followup_dense_terms,
+              history_weight: float = POLICY.history_weight) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
@@ -97,8 +98,10 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     history (pass history=()). passage_top: how many of the best windows by meaning have
     their cosines join their window scores. companion: the multilingual companion's passage
     scores join too where the embedder's model reads the question (policy.companion_from:
-    the budgets that have room for more passages). followup_dense_terms: see the policy."""
-    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand)
+    the budgets that have room for more passages). followup_dense_terms, history_weight: see
+    the policy."""
+    queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand,
+                            history_weight=history_weight)
     searcher = search or SectionIndex(documents)
     fused = fused_scores(searcher, queries)
     by_window = getattr(searcher, "windows", None) or SectionIndex(documents).windows

@@ -416,12 +416,12 @@ class Query:
 
 def build_queries(question: str, history: Sequence = (), documents: Sequence[Document] = (),
                   recent_user_turns: int = 2, rewrite: Callable[[str], str] | None = None,
-                  expand: bool = True) -> list[Query]:
-    """Queries for a question: its own words, then with the recent user turns, so that a
-    follow-up ("and the second one?") still finds its topic. Where a document's language
-    differs from the question's (and expand is on), dictionary translations join the words
-    (the first query's text then carries them, e.g. for the dense scores). rewrite is an
-    optional hook (e.g. the backend rephrasing)."""
+                  expand: bool = True, history_weight: float = 1.0) -> list[Query]:
+    """Queries for a question: its own words, then with the recent user turns (weight
+    history_weight), so that a follow-up ("and the second one?") still finds its topic.
+    Where a document's language differs from the question's (and expand is on), dictionary
+    translations join the words (the first query's text then carries them, e.g. for the
+    dense scores). rewrite is an optional hook (e.g. the backend rephrasing)."""
     words = content_terms(without_structure_words(question)) or content_terms(question)
     if rewrite is not None:
         words += [w for w in content_terms(rewrite(question)) if w not in words]
@@ -439,7 +439,7 @@ def build_queries(question: str, history: Sequence = (), documents: Sequence[Doc
             context += translate_terms(context, " ".join(users))
         extra = [w for w in dict.fromkeys(context) if w not in words]
         if extra:
-            queries.append(Query(" ".join(words + extra), 1.0))
+            queries.append(Query(" ".join(words + extra), history_weight))
     return queries
 
 

@@ -318,3 +318,14 @@ def test_document_cache_is_a_locked_lru():
         t.join()
     assert got == ["D2.PDF"] * 8
     assert cache.get(docs[0], make, variant="w") == "D0.PDF" and len(cache) == 2
+
+
+def test_a_follow_ups_second_query_takes_the_history_weight():
+    """build_queries(history_weight=): the own words' query weighs 1, the one with the recent
+    user turns' words the weight given (policy.history_weight; 1 by default)."""
+    history = [Message("user", "backup with rsync")]
+    alike = build_queries("printer setup", history, [en_doc()])
+    lighter = build_queries("printer setup", history, [en_doc()], history_weight=0.5)
+    assert [q.weight for q in alike] == [1.0, 1.0]
+    assert [q.weight for q in lighter] == [1.0, 0.5]
+    assert [q.text for q in lighter] == [q.text for q in alike]
