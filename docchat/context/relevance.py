@@ -78,8 +78,9 @@ class Relevance:
     chapter: bool = False
     # ... and names it by its number or place (retrieval.named_chapter).
     chapter_ref: tuple | None = None
-    # A follow-up's own search words, as the index stems them (not its history's): blocks of
-    # a section that goes in partly weigh them policy.own_term_weight times.
+    # A follow-up's own search words, as the index stems them (its `named`, not its
+    # history's): blocks of a section that goes in partly weigh them policy.own_term_weight
+    # times.
     own_terms: frozenset = frozenset()
 
 
@@ -157,8 +158,7 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
                      meant, meaning, asks_chapter(question), named_chapter(question),
-                     frozenset(index_terms(queries[0].text)) if queries and history_asked
-                     else frozenset())
+                     frozenset(named) if history_asked else frozenset())
 
 
 # The opening (or closing) windows a question about a collection's first (last) entries
