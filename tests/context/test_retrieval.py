@@ -124,7 +124,7 @@ def test_a_follow_ups_own_words_can_outweigh_its_historys_in_a_long_section():
     from docchat.context.relevance import relevance
     entries = [f"2005-0{k}-01: fcitx 改进码表输入法的自动组词，修正码表输入法和码表的错误"
                for k in range(1, 8)]
-    entries.insert(4, "2005-12-25: Yuking 添加快速输入的功能")
+    entries.insert(4, "2006-01-10: 增加快速输入功能，可在设置中关闭")
     doc = blocks_doc([[Block("prose", e, 1) for e in entries]])
     history = [Message("user", "码表输入法有过哪些改进？"), Message("assistant", "很多。")]
     rel = relevance([doc], "那“快速输入”这个功能又是哪天加进来的？", history)
