@@ -5,7 +5,7 @@ import bisect
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from ingest.document import Block, OutlineLike, Page, Section
@@ -144,6 +144,25 @@ _SENTENCE_END = re.compile(r"[.,;。，；]$")
 # line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes, but not a rule
 # of 40 or more tildes alone (vimtutor's, between its lessons: see _RULE).
 FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~(?!~{37,}[ \t]*$))")
+# A line of tildes alone as long as the line above it (within a half either way) underlines
+# that line as a title (valgrind's NEWS: "Release 3.17.0 (...)" over "~~~~"): no fence opens
+# there. A fence that opens under a line of text ("Example:" over "~~~") is shorter.
+_TILDES = re.compile(r"^ {0,3}(~{3,})[ \t]*$")
+
+
+def fences(lines: Sequence[str]) -> Iterator[tuple[int, bool]]:
+    """The lines that open or close a code fence (FENCE), as (index, opens), in order: not an
+    underline of tildes (_TILDES) where no fence is open."""
+    open_ = False
+    for i, line in enumerate(lines):
+        if not FENCE.match(line):
+            continue
+        if not open_ and (m := _TILDES.match(line)) and i and (above := lines[i - 1].strip()):
+            if 0.5 * len(above) <= len(m.group(1)) <= 1.5 * len(above) and not FENCE.match(
+                    lines[i - 1]):
+                continue
+        open_ = not open_
+        yield i, open_
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
@@ -424,9 +443,10 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     releases = {} if markdown or adoc or mode else _release_lines(lines)
     subtitles = (_man_lines(lines, _MAN_QUESTION, _MAN_QUESTION_END)
                  | _man_lines(lines, _MAN_TWO_TITLES)) if mode == "man" else set()
+    fenced = dict(fences(lines))
     for i, raw in enumerate(lines):
-        if FENCE.match(raw):
-            in_fence = not in_fence
+        if i in fenced:
+            in_fence = fenced[i]
             continue
         line = raw.strip()
         if in_fence or not line or len(line) > (_MD_HEADING_CHARS if markdown
@@ -457,7 +477,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
                 heads.append(_Heading(i, i + 1, min(above + 1.0, 3.0), line))
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
-        if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) \
+        if (m := _SETEXT.match(nxt)) and not _SETEXT.match(raw) and i + 1 not in fenced \
                 and (i == 0 or not lines[i - 1].strip() or markdown) \
                 and len(nxt.strip()) >= min(3, len(line)) and line[0] not in "|+" \
                 and not _BARE_LINK.match(line) \
@@ -1172,6 +1192,17 @@ def _body_indent(lines: list[str]) -> int:
     return common if common > 4 else 0
 
 
+def _outdent(lines: list[str], start: int, k: int) -> bool:
+    """Whether line k is no deeper than the run of code or table lines from start: after a
+    blank line, where a run longer than MAX_BLOCK_CHARS ends (CJK.txt's parameter list,
+    indented as a whole, was one 10,900-character block that no budget under 3,000 tokens
+    could show; a program breaks there between two of its top-level parts)."""
+    if k >= len(lines) or not lines[k].strip():
+        return False
+    depth = len(lines[start]) - len(lines[start].lstrip())
+    return len(lines[k]) - len(lines[k].lstrip()) <= depth
+
+
 def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             breaks: _CjkBreaks | None = None, man: bool = False,
             indent: int = 0) -> list[Block]:
@@ -1184,6 +1215,8 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
         pad = " " * indent
         tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
                 for i in range(lo, hi)]
+        fenced = dict(fences(lines[lo:hi]))
+        tags = ["text" if t == "fence" and k not in fenced else t for k, t in enumerate(tags)]
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
@@ -1213,8 +1246,12 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             continue
         if (t in ("table", "code") and tag(i + 1) in (t, "blank")
                 and tag(i + 2 if tag(i + 1) == "blank" else i + 1) == t):
+            size = 0
             while i < hi:
+                size += len(lines[i]) + 1
                 nxt = tag(i + 1)
+                if nxt == "blank" and size > MAX_BLOCK_CHARS and _outdent(lines, start, i + 2):
+                    break  # a long run of indented lines ends at a blank line (see _outdent)
                 if nxt == t or (nxt == "blank" and tag(i + 2) == t):
                     i += 1
                 elif (t == "code" and nxt in ("text", "list") and tag(i + 2) == "code"

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from ingest.errors import DocumentError
-from ingest.structure import FENCE
+from ingest.structure import fences
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +87,10 @@ def split_pages_gaps(text: str, page_chars: int = PAGE_CHARS) -> tuple[list[str]
     size = 0
     in_fence = False
     blank_cut = False
-    for line in text.split("\n"):
-        if FENCE.match(line):
-            in_fence = not in_fence
+    lines = text.split("\n")
+    fenced = dict(fences(lines))
+    for k, line in enumerate(lines):
+        in_fence = fenced.get(k, in_fence)
         at_break = (not in_fence
                     and (not line.strip() and size >= page_chars or size >= 2 * page_chars)
                     or size >= 4 * page_chars)

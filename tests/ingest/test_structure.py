@@ -3,7 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ingest.document import Page
-from ingest.structure import _marked_up, build_sections
+from ingest.structure import MAX_BLOCK_CHARS, _marked_up, build_sections
 
 
 @dataclass
@@ -983,3 +983,41 @@ def test_lines_that_end_in_an_ellipsis_are_no_contents():
     assert not any(_contents_entry(line) for line in log)
     assert _contents_lines(log) == set()
     assert _contents_entry("Preface ........ ix") and _contents_entry("Index . . . . 212")
+
+
+def test_a_line_of_tildes_under_a_title_underlines_it_and_opens_no_fence():
+    """A release notes text titles each release over a line of tildes of its length: taken
+    for a fence, each release's notes were one code block up to the next title's underline
+    (23,000 characters that no small budget could show). A fence under a line of text is
+    shorter than that line, and a tilde line inside an open fence still closes it."""
+    notes = "".join(f"Release 3.{n}.0 (May 20{n:02d})\n~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+                    f"This release fixes bug {n} in the cache.\n\n"
+                    f"It also speeds up start-up by a tenth.\n\n" for n in (9, 8, 7))
+    example = "Run it so:\n~~~\nmake -j2 check\n~~~\n\nThen install.\n"
+    secs = build_sections(pages(notes + example))
+    blocks = [b for s in secs for b in s.blocks]
+    assert not [b for b in blocks if b.kind == "code" and "release fixes" in b.text]
+    assert any("bug 8" in b.text and b.kind == "prose" for b in blocks)
+    code = [b for b in blocks if b.kind == "code"]
+    assert len(code) == 1 and code[0].text == "~~~\nmake -j2 check\n~~~"
+    assert "Run it so:" not in [s.title for s in secs]  # a fence underlines no title
+
+
+def test_a_long_run_of_indented_lines_ends_at_a_blank_line_before_an_outdented_one():
+    """A plain text's parameter list indented as a whole (CJK.txt's "<encoding>" and
+    "<family>") is code by its indentation; one block of it held 10,900 characters. Past
+    MAX_BLOCK_CHARS a run ends at a blank line followed by a line no deeper than its first;
+    a shorter run, and deeper lines after a blank one, stay in the block."""
+    item = "    <param{k}>   Meaning of parameter {k}, described at length here.\n"
+    wrapped = "{pad}more about it, continued on an indented line.\n"
+    long_run = "".join(item.format(k=k) + "".join(wrapped.format(pad=" " * (8 + j))
+                                                  for j in range(12)) + "\n"
+                       for k in range(8))
+    short_run = "".join(item.format(k=k) + wrapped.format(pad=" " * 8) + "\n" for k in range(3))
+    prose = "The package reads its options from the first line of the file.\n\n"
+    secs = build_sections(pages(prose * 3 + "Parameters:\n\n" + long_run + prose
+                                + "Short list:\n\n" + short_run + prose))
+    code = [b for s in secs for b in s.blocks if b.kind == "code"]
+    assert len(code) >= 3 and max(len(b.text) for b in code) < 2 * MAX_BLOCK_CHARS
+    assert all(b.text.lstrip().startswith("<param") for b in code)
+    assert code[-1].text.count("<param") == 3  # the short run stays whole
