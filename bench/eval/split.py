@@ -81,8 +81,11 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # to follow blind35. blind35 was then run once at the end of that session's work and retired.
 # blind37.json, the thirty-seventh set, was written on 2026-12-06 by another such helper session,
 # to follow blind36. blind36 was then run once at the end of that session's work and retired.
+# blind38.json, the thirty-eighth set, was written on 2026-12-06 by another such helper session,
+# to follow blind37.
 RULES: dict = {
     "blind37.json": (20261237, {"blind": 1.0}),
+    "blind38.json": (20261238, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
 OUT_DIR = re.compile(r"\$\{XDG_CACHE_HOME:-\$HOME/\.cache\}/([\w.-]+)")
