@@ -144,9 +144,10 @@ _SENTENCE_END = re.compile(r"[.,;。，；]$")
 # line ("```\usepackage{x}```" is inline code, CommonMark), or three tildes, but not a rule
 # of 40 or more tildes alone (vimtutor's, between its lessons: see _RULE).
 FENCE = re.compile(r"^ {0,3}(```+(?!.*`)|~~~(?!~{37,}[ \t]*$))")
-# A line of tildes alone as long as the line above it (within a half either way) underlines
+# A line of tildes alone about as long as the line above it (from 0.8 to 1.5 times) underlines
 # that line as a title (valgrind's NEWS: "Release 3.17.0 (...)" over "~~~~"): no fence opens
-# there. A fence that opens under a line of text ("Example:" over "~~~") is shorter.
+# there. A fence that opens under a line of text is shorter ("Example:" over "~~~") or under
+# a line that introduces it ("This is a paragraph introducing:" in doxygen's manual).
 _TILDES = re.compile(r"^ {0,3}(~{3,})[ \t]*$")
 
 
@@ -158,8 +159,8 @@ def fences(lines: Sequence[str]) -> Iterator[tuple[int, bool]]:
         if not FENCE.match(line):
             continue
         if not open_ and (m := _TILDES.match(line)) and i and (above := lines[i - 1].strip()):
-            if 0.5 * len(above) <= len(m.group(1)) <= 1.5 * len(above) and not FENCE.match(
-                    lines[i - 1]):
+            if (0.8 * len(above) <= len(m.group(1)) <= 1.5 * len(above)
+                    and not above.endswith((":", "：")) and not FENCE.match(lines[i - 1])):
                 continue
         open_ = not open_
         yield i, open_

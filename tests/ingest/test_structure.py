@@ -989,17 +989,20 @@ def test_a_line_of_tildes_under_a_title_underlines_it_and_opens_no_fence():
     """A release notes text titles each release over a line of tildes of its length: taken
     for a fence, each release's notes were one code block up to the next title's underline
     (23,000 characters that no small budget could show). A fence under a line of text is
-    shorter than that line, and a tilde line inside an open fence still closes it."""
+    shorter than that line, or under a line that introduces it (ending in a colon), and a
+    tilde line inside an open fence still closes it."""
     notes = "".join(f"Release 3.{n}.0 (May 20{n:02d})\n~~~~~~~~~~~~~~~~~~~~~~~~~\n"
                     f"This release fixes bug {n} in the cache.\n\n"
                     f"It also speeds up start-up by a tenth.\n\n" for n in (9, 8, 7))
-    example = "Run it so:\n~~~\nmake -j2 check\n~~~\n\nThen install.\n"
+    example = ("Run it so:\n~~~\nmake -j2 check\n~~~\n\nThen install.\n\n"
+               "A paragraph introducing it:\n~~~~~~~~~~~~~~~~~~~~~~~~~\nsudo make install\n"
+               "~~~~~~~~~~~~~~~~~~~~~~~~~\n\nDone.\n")
     secs = build_sections(pages(notes + example))
     blocks = [b for s in secs for b in s.blocks]
     assert not [b for b in blocks if b.kind == "code" and "release fixes" in b.text]
     assert any("bug 8" in b.text and b.kind == "prose" for b in blocks)
     code = [b for b in blocks if b.kind == "code"]
-    assert len(code) == 1 and code[0].text == "~~~\nmake -j2 check\n~~~"
+    assert [c.text.splitlines()[1] for c in code] == ["make -j2 check", "sudo make install"]
     assert "Run it so:" not in [s.title for s in secs]  # a fence underlines no title
 
 
