@@ -104,6 +104,7 @@ _MAN_HEADER = re.compile(r"^(\S(?:[^()]*?\S)?)\((\d\w*)\)\s{2,}(?:.*\s{2,})?\1\(
 _MAN_NAME = re.compile(r"^(?:NAME|名称|名字)(?![A-Za-z])")
 _MAN_SUBSECTION = re.compile(r"^ {3}\S")
 _MAN_BODY = re.compile(r"^ {4,}\S")
+_MAN_NUDGED = re.compile(r"^ {1,2}\S")
 # The header's and footer's end: the page's name and section ("... BASH(1)"); an mdoc page's
 # footer has three columns instead ("BSD      September 25, 1999      BSD").
 _MAN_TITLE_END = re.compile(r"\S+\(\d\w*\)$")
@@ -357,6 +358,13 @@ def _marked_heading(mode: str, lines: list[str], i: int) -> _Heading | None:
             return _Heading(i, i + 1, 1.0, line)
         if _MAN_SUBSECTION.match(raw) and _MAN_BODY.match(_next_text(lines, i)):
             return _Heading(i, i + 1, 2.0, line)
+        # A section title that its source put one or two spaces in (pppd(8) in Chinese: " 常用
+        # 选项 FREQUENTLY USED OPTIONS", its options' first part), over body text; not a row
+        # of an example's columns (zipinfo(1)'s " -rw-rws---  1.5 unx  2802 ...").
+        if (_MAN_NUDGED.match(raw) and _man_title_line(line) and "  " not in line
+                and _MAN_BODY.match(_next_text(lines, i))
+                and not (i > 0 and lines[i - 1].strip())):
+            return _Heading(i, i + 1, 1.0, line)
     return None
 
 

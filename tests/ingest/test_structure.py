@@ -1024,3 +1024,23 @@ def test_a_long_run_of_indented_lines_ends_at_a_blank_line_before_an_outdented_o
     assert len(code) >= 3 and max(len(b.text) for b in code) < 2 * MAX_BLOCK_CHARS
     assert all(b.text.lstrip().startswith("<param") for b in code)
     assert code[-1].text.count("<param") == 3  # the short run stays whole
+
+
+def test_a_man_page_section_title_one_space_in_is_a_section_title():
+    """A translated page's source put a space before a section title (" 常用选项 FREQUENTLY USED
+    OPTIONS" in a daemon's page, its options' first part): at column 1 it was body text of
+    the section above. A title one or two spaces in, after a blank line and over the body, is
+    a section title; a line of the body at those columns inside a paragraph is not, nor a row
+    of an example's columns."""
+    text = ("NETD(8)            System Manager's Manual            NETD(8)\n\n\nNAME\n"
+            "       netd - 网络守护进程\n\n描述\n       它管理连接。\n"
+            "  wrapped by mistake at column two\n\n"
+            " 常用选项 FREQUENTLY USED OPTIONS\n       <speed>\n              设置速率。\n\n"
+            "选项 OPTIONS\n       -d     调试。\n\n"
+            " -rw-r--r--  1.5 unx    2802 t- defX 11-Aug-91 13:48 perms\n       一行列表。\n\n"
+            "netd 2.4                 2004 May 1                  NETD(8)\n")
+    secs = build_sections(pages(text))
+    assert [s.title for s in secs if s.heading_path] == [
+        "NAME", "描述", "常用选项 FREQUENTLY USED OPTIONS", "选项 OPTIONS"]
+    assert "wrapped by mistake" in secs[2].text and "设置速率" in secs[3].text
+    assert "2802 t- defX" in secs[-1].text
