@@ -1225,7 +1225,8 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
         tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
                 for i in range(lo, hi)]
         fenced = dict(fences(lines[lo:hi]))
-        tags = ["text" if t == "fence" and k not in fenced else t for k, t in enumerate(tags)]
+        tags = ["underline" if t == "fence" and k not in fenced else t
+                for k, t in enumerate(tags)]
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
@@ -1279,6 +1280,11 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             nxt = tag(i + 1)
             if kind == "list" and nxt == "code" and _continues(lines[start], lines[i + 1]):
                 nxt = "text"  # the item's wrapped lines, indented under it
+            if nxt == "underline":  # a title with its underline: a block of its own
+                i += 1
+                break
+            if tag(i + 2) == "underline" and nxt != "blank":
+                break  # the next line is such a title
             if (nxt in ("blank", "fence") or (nxt == "list" and kind == "prose")
                     or (nxt == "code" and tag(i + 2) == "code")):
                 break

@@ -1001,6 +1001,11 @@ def test_a_line_of_tildes_under_a_title_underlines_it_and_opens_no_fence():
     blocks = [b for s in secs for b in s.blocks]
     assert not [b for b in blocks if b.kind == "code" and "release fixes" in b.text]
     assert any("bug 8" in b.text and b.kind == "prose" for b in blocks)
+    pdf_notes = "These are the release notes.\n" + notes.replace("\n\n", "\n")  # no blank lines
+    pdf = [b for s in build_sections(pages(pdf_notes)) for b in s.blocks]
+    assert [b.text.splitlines()[0] for b in pdf if "~~~" in b.text] == [
+        f"Release 3.{n}.0 (May 20{n:02d})" for n in (9, 8, 7)]  # each title a block of its own
+    assert all(b.kind == "prose" for b in pdf)
     code = [b for b in blocks if b.kind == "code"]
     assert [c.text.splitlines()[1] for c in code] == ["make -j2 check", "sudo make install"]
     assert "Run it so:" not in [s.title for s in secs]  # a fence underlines no title
