@@ -207,7 +207,8 @@ class _Ask:
                          store=self.store, passage_top=self.policy.passage_top,
                          companion=budget >= self.policy.companion_from,
                          followup_dense_terms=self.policy.followup_dense_terms,
-                         history_weight=self.policy.history_weight)
+                         history_weight=self.policy.history_weight,
+                         own_aspect=self.policy.own_aspect)
 
 
 @dataclass

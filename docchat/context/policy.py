@@ -137,6 +137,12 @@ class PackingPolicy:
     # questions) at 2k / 4k / 8k: 1 2902 / 3617 / 4039, 0.5 2903 / 3619 / 4037, 0.25 2902 /
     # 3617 / 4035 (bench/README.md, "Contents whose leaders fill").
     history_weight: float = 1.0
+    # A follow-up searched with its history: the own_aspect best windows of its own words'
+    # query are a part of the question of its own (Relevance.aspects: they come right after
+    # the best window), so that the history's words do not crowd out what the question
+    # itself asks. The tuning sets' 430 follow-ups at 2k / 4k / 8k: 0 277 / 355 / 398, 1 279 /
+    # 355 / 400, 2 278 / 357 / 399 (bench/README.md, "Underlines of tildes").
+    own_aspect: int = 1
     # A section that goes in partly shows its best blocks by the question's words and, where
     # the blocks' cosines are known, by meaning: its best block by meaning gains this share
     # of the best word score (selection.with_meaning). Retired blind sets 6-9, 11, 13, 15,
@@ -195,6 +201,11 @@ class PackingPolicy:
     carry_held: int = 3
     # ... or the follow-up has at most this many content words ("and its elements?").
     elliptical_terms: int = 2
+    # A follow-up that points back ("那……", "And ...") but has at least this many content
+    # words of its own is searched as a first question is (its history's words left out); it
+    # still carries the window's passages. 0: never, kept: at 5 the tuning sets' 430
+    # follow-ups went from 277 / 355 / 398 to 273 / 346 / 393 at 2k / 4k / 8k.
+    standalone_terms: int = 0
     # Carried passages take at most this share, so that new passages for the follow-up's
     # own words always have some room.
     carry_share: float = 0.85

@@ -90,7 +90,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
               store: EmbeddingStore | None = None,
               passage_top: int = POLICY.passage_top, companion: bool = False,
               followup_dense_terms: int = POLICY.followup_dense_terms,
-              history_weight: float = POLICY.history_weight) -> Relevance:
+              history_weight: float = POLICY.history_weight,
+              own_aspect: int = POLICY.own_aspect) -> Relevance:
     """Search the documents for the question: queries from it and the recent user turns
     (translated where a document's language differs), fused section scores, window scores
     (search.windows where the search has them, else the in-memory index) joined as each
@@ -99,8 +100,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
     history (pass history=()). passage_top: how many of the best windows by meaning have
     their cosines join their window scores. companion: the multilingual companion's passage
     scores join too where the embedder's model reads the question (policy.companion_from:
-    the budgets that have room for more passages). followup_dense_terms, history_weight: see
-    the policy."""
+    the budgets that have room for more passages). followup_dense_terms, history_weight,
+    own_aspect: see the policy."""
     queries = build_queries(question, history, documents, rewrite=rewrite, expand=expand,
                             history_weight=history_weight)
     searcher = search or SectionIndex(documents)
@@ -155,6 +156,8 @@ def relevance(documents: Sequence[Document], question: str, history: Sequence = 
                       passage_top, companion)
     if where := asks_position(question):
         parted.append(position_windows(documents, keys, where))
+    if own_aspect and len(queries) > 1:  # a follow-up's own words: a part of its own
+        parted.append(dict(sorted(own.items(), key=lambda kv: -kv[1])[:own_aspect]))
     return Relevance(fused, windows, own, content_terms(" ".join(q.text for q in queries)),
                      named, asks_structure(question), parts, asks_whole(question), parted,
                      meant, meaning, asks_chapter(question), named_chapter(question),

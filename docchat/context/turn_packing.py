@@ -30,7 +30,7 @@ from docchat.context.packing import (
 )
 from docchat.context.passages import Passage, render_passages
 from docchat.context.policy import POLICY, PackingPolicy
-from docchat.context.retrieval import SearchFn, doc_key
+from docchat.context.retrieval import SearchFn, content_terms, doc_key
 from docchat.errors import ContextTooLong
 from ingest.document import Document
 
@@ -93,7 +93,8 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     # pointing back) is searched as a first question is (its own words, passages and parts
     # by meaning): the earlier turns' words find the earlier topic again. It is still about
     # the window only if that search says so.
-    standalone = bool(ask.history) and not leans_back(question, policy)
+    standalone = bool(ask.history) and (not leans_back(question, policy) or (
+        policy.standalone_terms and len(content_terms(question)) >= policy.standalone_terms))
     rel = (replace(ask, history=()) if standalone else ask).relevance(room.avail)
     here = existing_passages(documents, ask.names, conversation.present(win.compacted))
     # What the window is about: its passages, and those a read cut at the deadline left out.

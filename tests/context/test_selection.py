@@ -9,10 +9,12 @@ from dataclasses import replace
 
 import pytest
 
+from docchat.backends import Message
 from docchat.context.conversation import Conversation
 from docchat.context.packing import pack
 from docchat.context.passages import TokenCounter
 from docchat.context.policy import POLICY
+from docchat.context.relevance import relevance
 from docchat.context.retrieval import (
     asks_position,
     asks_structure,
@@ -30,7 +32,7 @@ from docchat.context.selection import (
 )
 from docchat.context.turn_packing import pack_turn
 from ingest.document import Document
-from tests.factories import Chars, prose_doc
+from tests.factories import Chars, prose_doc, titled_doc
 
 FILLER = ("The system keeps its records in plain files that the administrator can read "
           "and change with any editor, and every change is written to the log. ")
@@ -447,3 +449,25 @@ def test_a_long_hit_shown_in_part_leaves_room_for_the_hits_after_it():
     assert sum(p.cost(counter) for p in got.values()) > 0.8 * avail  # the rest still used
     before = picked(replace(POLICY, partial_share=1.0))  # the slack's one block at most
     assert 1 not in before or not before[1].complete
+
+
+def test_a_follow_ups_own_words_are_a_part_of_the_question_of_their_own():
+    """A follow-up searched with its history (policy.own_aspect): the best window of its
+    own words' query is an aspect of the question, taken right after the best window, so
+    that the history's words do not crowd out what the question itself asks. A first
+    question has no such part."""
+    doc = titled_doc("tmux.pdf", [
+        ("Clients and sessions", "Clients attach to sessions. Each session is named; sessions "
+         "may be detached and attached again by clients."),
+        ("Session options", "Options set per session: the status line, the base index."),
+        ("Windows and panes", "A window may be linked to more than one session."),
+        ("Buffers", "Paste buffers hold copied text.")])
+    history = [Message("user", "How do clients and sessions work?"),
+               Message("assistant", "Clients attach to sessions.")]
+    question = "Can one window be linked twice?"
+    rel = relevance([doc], question, history, embedder=None, own_aspect=1)
+    best_own = max(rel.own_windows, key=rel.own_windows.get)
+    assert rel.aspects == [{best_own: rel.own_windows[best_own]}]
+    assert best_own[1] == 2  # "Windows and panes"
+    assert relevance([doc], question, history, embedder=None, own_aspect=0).aspects == []
+    assert relevance([doc], question, embedder=None, own_aspect=1).aspects == []
