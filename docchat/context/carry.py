@@ -151,7 +151,7 @@ def carry(documents: Sequence[Document], names: Sequence[object], question: str,
     if not (existing and still_relevant(documents, rel.sections, existing, question, policy)):
         return Carry(previous, existing, False, rel, allowance)
     own = selection.window_positions(documents, rel.own_windows, policy)
-    grow = selection.to_grow(existing, own, policy)
+    grow = selection.to_grow(existing, own, policy, rel.named)
     cut = next((k for k, (i, pos, _) in enumerate(existing) if (i, pos) in grow),
                len(existing))
     off = min(allowance, sum(p.cost(counter) for _, _, p in existing[cut:]))

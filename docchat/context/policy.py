@@ -206,6 +206,12 @@ class PackingPolicy:
     # still carries the window's passages. 0: never, kept: at 5 the tuning sets' 430
     # follow-ups went from 277 / 355 / 398 to 273 / 346 / 393 at 2k / 4k / 8k.
     standalone_terms: int = 0
+    # A section in the window in part grows by a follow-up's best window (its own words) that
+    # holds one of its sent blocks too, where a block of that window not sent yet has one of
+    # the question's own words (selection.to_grow). False: only a window away from every
+    # sent block grows it. The tuning sets' 430 follow-ups at 2k / 4k / 8k: False 279 / 355
+    # / 400, True 280 / 360 / 399 (bench/README.md, "Underlines of tildes").
+    grow_unsent: bool = True
     # Carried passages take at most this share, so that new passages for the follow-up's
     # own words always have some room.
     carry_share: float = 0.85

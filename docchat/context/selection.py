@@ -12,7 +12,7 @@ import re
 import statistics
 from collections import Counter
 from itertools import islice, takewhile
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from docchat.context.cache import DocumentCache
 from docchat.context.outline import chapter_named, entries_of, part_asked_about
@@ -480,15 +480,24 @@ def _contents_factor(doc: Document, k: int, policy: PackingPolicy, known: dict,
 
 
 def to_grow(carried: Sequence[tuple[int, int, Passage]], windows: Sequence[Window],
-            policy: PackingPolicy = POLICY) -> set[tuple[int, int]]:
+            policy: PackingPolicy = POLICY, terms: Iterable[str] = ()
+            ) -> set[tuple[int, int]]:
     """The carried excerpts (document, section position) that a follow-up's best windows
     for its own words (the history's would find the previous topic again) fall in, away
-    from every block they hold (a window that holds a carried block is covered by it)."""
-    partial = {(i, pos): set(p.blocks) for i, pos, p in carried if not p.complete}
+    from every block they hold (a window that holds a carried block is covered by it), or,
+    under policy.grow_unsent, with a block they do not hold that has one of terms (the
+    question's own words as the index stems them: the match is in the part not sent)."""
+    partial = {(i, pos): (set(p.blocks), p) for i, pos, p in carried if not p.complete}
+    words = set(terms) if policy.grow_unsent else set()
     out = set()
     for di, pos, first, last, _ in islice(strong_windows(windows, policy), policy.breadth_top):
-        held = partial.get((di, pos))
-        if held is not None and not held & set(range(first, last + 1)):
+        held, passage = partial.get((di, pos), (None, None))
+        if held is None:
+            continue
+        span = set(range(first, last + 1))
+        if not held & span or (words and any(
+                words & set(index_terms(passage.section.blocks[b].text))
+                for b in sorted(span - held) if b < len(passage.section.blocks))):
             out.add((di, pos))
     return out
 

@@ -117,7 +117,7 @@ def pack_turn(documents: Sequence[Document], question: str, backend: PromptCount
     # the question's best windows (its own words) is left as it is (None: not grown); one
     # whose unsent blocks hold them gets those blocks (selection.to_grow).
     own = selection.window_positions(documents, rel.own_windows, policy)
-    grow = selection.to_grow(here, own, policy)
+    grow = selection.to_grow(here, own, policy, rel.named)
     for i, pos, p in here:
         win.present[(i, pos)] = (None if (i, pos) not in grow
                                  else _union(win.present.get((i, pos), set()), p.blocks))

@@ -12,7 +12,7 @@ import pytest
 from docchat.backends import Message
 from docchat.context.conversation import Conversation
 from docchat.context.packing import pack
-from docchat.context.passages import TokenCounter
+from docchat.context.passages import Passage, TokenCounter
 from docchat.context.policy import POLICY
 from docchat.context.relevance import relevance
 from docchat.context.retrieval import (
@@ -21,6 +21,7 @@ from docchat.context.retrieval import (
     asks_whole,
     aspects,
     doc_key,
+    index_terms,
 )
 from docchat.context.selection import (
     Selection,
@@ -28,6 +29,7 @@ from docchat.context.selection import (
     meaning_blocks,
     select,
     spread,
+    to_grow,
     with_meaning,
 )
 from docchat.context.turn_packing import pack_turn
@@ -471,3 +473,21 @@ def test_a_follow_ups_own_words_are_a_part_of_the_question_of_their_own():
     assert best_own[1] == 2  # "Windows and panes"
     assert relevance([doc], question, history, embedder=None, own_aspect=0).aspects == []
     assert relevance([doc], question, embedder=None, own_aspect=1).aspects == []
+
+
+def test_a_section_in_the_window_in_part_grows_where_the_window_holds_an_unsent_match():
+    """A follow-up's best window (its own words) that holds a block already sent grows the
+    section under policy.grow_unsent where a block of it not sent yet has one of the
+    question's words (a follow-up on one of wget's options found the best window in that
+    option's section, whose first block an earlier turn had shown, and got nothing more of
+    it); without such a block, or with the old rule, the window counts as covered."""
+    doc = titled_doc("guide.pdf", [("Printing", "Print and screen versions differ.")],
+                     extra=["Chapters open on a right-hand page when the option is on."])
+    sent = [(0, 0, Passage(doc, doc.sections[0], (0,), 1))]
+    window = [(0, 0, 0, 1, 1.0)]
+    terms = index_terms("right-hand page option")
+    grows, old = replace(POLICY, grow_unsent=True), replace(POLICY, grow_unsent=False)
+    assert to_grow(sent, window, grows, terms) == {(0, 0)}
+    assert to_grow(sent, window, grows, index_terms("colour screen")) == set()
+    assert to_grow(sent, window, old, terms) == set()
+    assert to_grow(sent, [(0, 0, 1, 1, 1.0)], old) == {(0, 0)}  # away from sent blocks
