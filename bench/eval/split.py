@@ -82,9 +82,8 @@ KINDS = {"verbatim", "paraphrase", "outline", "section", "cross-language", "foll
 # blind37.json, the thirty-seventh set, was written on 2026-12-06 by another such helper session,
 # to follow blind36. blind36 was then run once at the end of that session's work and retired.
 # blind38.json, the thirty-eighth set, was written on 2026-12-06 by another such helper session,
-# to follow blind37.
+# to follow blind37. blind37 was then run once at the end of that session's work and retired.
 RULES: dict = {
-    "blind37.json": (20261237, {"blind": 1.0}),
     "blind38.json": (20261238, {"blind": 1.0}),
 }
 HAN = re.compile(r"[\u3400-\u9fff]")
