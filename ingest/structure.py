@@ -5,7 +5,7 @@ import bisect
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from ingest.document import Block, OutlineLike, Page, Section
@@ -165,6 +165,8 @@ def fences(lines: Sequence[str]) -> Iterator[tuple[int, bool]]:
                 continue
         open_ = not open_
         yield i, open_
+
+
 _CANDIDATE_START = re.compile(f"[0-9#cCaApPIVXA-H第（({_ZH_NUM}]")
 # Papers (APS, IEEE): "I. INTRODUCTION" above "A. Background" above "1. Details".
 _ROMAN_HEAD = re.compile(r"^([IVX]{1,6})\.[ \t]+(\S.*)$")
@@ -1212,21 +1214,45 @@ def _outdent(lines: list[str], start: int, k: int) -> bool:
     return len(lines[k]) - len(lines[k].lstrip()) <= depth
 
 
+def _block_tags(lines: list[str], lo: int, hi: int, man: bool, indent: int) -> list[str]:
+    """Each line's tag for _blocks (_tag, or _man_tag for a man page); a line of tildes that
+    opens no fence (fences(): a title's underline) is "underline"."""
+    if man:
+        return [_man_tag(lines[i]) for i in range(lo, hi)]
+    pad = " " * indent
+    tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
+            for i in range(lo, hi)]
+    fenced = dict(fences(lines[lo:hi]))
+    return ["underline" if t == "fence" and k not in fenced else t for k, t in enumerate(tags)]
+
+
+def _run_end(lines: list[str], tag: Callable[[int], str], start: int, hi: int) -> int:
+    """The last line of the run of code or table lines (tag(start)) from start: across single
+    blank lines and one plain-looking line inside code ("hello(c)"); past MAX_BLOCK_CHARS it
+    ends at a blank line before an outdented line (_outdent)."""
+    t, i, size = tag(start), start, 0
+    while i < hi:
+        size += len(lines[i]) + 1
+        nxt = tag(i + 1)
+        if nxt == "blank" and size > MAX_BLOCK_CHARS and _outdent(lines, start, i + 2):
+            break
+        if nxt == t or (nxt == "blank" and tag(i + 2) == t):
+            i += 1
+        elif (t == "code" and nxt in ("text", "list") and tag(i + 2) == "code"
+              and len(lines[i + 1]) < 60):
+            i += 1
+        else:
+            break
+    return i
+
+
 def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             breaks: _CjkBreaks | None = None, man: bool = False,
             indent: int = 0) -> list[Block]:
     """The blocks of lines[lo:hi]. A text whose body is indented by indent spaces
     (_body_indent) is tagged as if it were not: only deeper lines are code by indentation
     (the Mozilla licence's clauses, at column 5, were code blocks)."""
-    if man:
-        tags = [_man_tag(lines[i]) for i in range(lo, hi)]
-    else:
-        pad = " " * indent
-        tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
-                for i in range(lo, hi)]
-        fenced = dict(fences(lines[lo:hi]))
-        tags = ["underline" if t == "fence" and k not in fenced else t
-                for k, t in enumerate(tags)]
+    tags = _block_tags(lines, lo, hi, man, indent)
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
@@ -1256,19 +1282,7 @@ def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             continue
         if (t in ("table", "code") and tag(i + 1) in (t, "blank")
                 and tag(i + 2 if tag(i + 1) == "blank" else i + 1) == t):
-            size = 0
-            while i < hi:
-                size += len(lines[i]) + 1
-                nxt = tag(i + 1)
-                if nxt == "blank" and size > MAX_BLOCK_CHARS and _outdent(lines, start, i + 2):
-                    break  # a long run of indented lines ends at a blank line (see _outdent)
-                if nxt == t or (nxt == "blank" and tag(i + 2) == t):
-                    i += 1
-                elif (t == "code" and nxt in ("text", "list") and tag(i + 2) == "code"
-                      and len(lines[i + 1]) < 60):
-                    i += 1  # one plain-looking line inside a run of code ("hello(c)")
-                else:
-                    break
+            i = _run_end(lines, tag, start, hi)
             emit(t, start, i + 1)
             i += 1
             continue
