@@ -435,8 +435,10 @@ def _release_lines(lines: list[str]) -> dict[int, float]:
     return dict.fromkeys(found, 2.0 if titled else 1.0)
 
 
-def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_Heading]:
-    """The headings of a text without an outline; mode is _marked_up(lines) (markdown: "")."""
+def _text_headings(lines: list[str], markdown: bool, mode: str = "",
+                   fenced: dict[int, bool] | None = None) -> list[_Heading]:
+    """The headings of a text without an outline; mode is _marked_up(lines) (markdown: "");
+    fenced: dict(fences(lines)), where the caller has it."""
     heads: list[_Heading] = []
     wrap = _text_width(lines)
     seen = _Numbering()
@@ -454,7 +456,7 @@ def _text_headings(lines: list[str], markdown: bool, mode: str = "") -> list[_He
     releases = {} if markdown or adoc or mode else _release_lines(lines)
     subtitles = (_man_lines(lines, _MAN_QUESTION, _MAN_QUESTION_END)
                  | _man_lines(lines, _MAN_TWO_TITLES)) if mode == "man" else set()
-    fenced = dict(fences(lines))
+    fenced = dict(fences(lines)) if fenced is None else fenced
     for i, raw in enumerate(lines):
         if i in fenced:
             in_fence = fenced[i]
@@ -619,14 +621,15 @@ _CONTENTS_TITLE = re.compile(
 _CONTENTS_MIN = 3  # entries in a row, where no title says that they are contents
 
 
-_PAGE_REF = re.compile(r"(?:\s*(?:\.\s?){2,}|\s*…+)(?:\s*(?:\d{1,4}|[ivxlc]{1,7}))?$"
+_PAGE_NO = r"(?:\d{1,4}|[ivxlc]{1,7})"  # a contents entry's page number, arabic or roman
+_PAGE_REF = re.compile(rf"(?:\s*(?:\.\s?){{2,}}|\s*…+)(?:\s*{_PAGE_NO})?$"
                        r"|\s+\d{1,4}$", re.IGNORECASE)  # " . . . 12", " . . . ix", " 12"
 # The rest of an entry whose title filled the line: its leaders and page number alone (SCons'
 # guide; where the page number is cut off at the page's edge, the leaders alone).
-_LEADERS_ONLY = re.compile(r"^(?:(?:\.\s?){3,}|…+)\s*(?:\d{1,4}|[ivxlc]{1,7})?$", re.IGNORECASE)
+_LEADERS_ONLY = re.compile(rf"^(?:(?:\.\s?){{3,}}|…+)\s*{_PAGE_NO}?$", re.IGNORECASE)
 # Leaders up to a page number: an entry without a number ("Preface ........ ix"); a line
 # that ends in an ellipsis ("Loading...") is none.
-_LEADERED_PAGE = re.compile(r"(?:(?:\.\s?){2,}|…+)\s*(?:\d{1,4}|[ivxlc]{1,7})$", re.IGNORECASE)
+_LEADERED_PAGE = re.compile(rf"(?:(?:\.\s?){{2,}}|…+)\s*{_PAGE_NO}$", re.IGNORECASE)
 _WRAPPED_MAX = 2  # lines of one wrapped entry
 
 
@@ -1214,16 +1217,17 @@ def _outdent(lines: list[str], start: int, k: int) -> bool:
     return len(lines[k]) - len(lines[k].lstrip()) <= depth
 
 
-def _block_tags(lines: list[str], lo: int, hi: int, man: bool, indent: int) -> list[str]:
+def _block_tags(lines: list[str], lo: int, hi: int, man: bool, indent: int,
+                fenced: dict[int, bool]) -> list[str]:
     """Each line's tag for _blocks (_tag, or _man_tag for a man page); a line of tildes that
-    opens no fence (fences(): a title's underline) is "underline"."""
+    opens no fence (fenced: dict(fences(lines)); a title's underline) is "underline"."""
     if man:
         return [_man_tag(lines[i]) for i in range(lo, hi)]
     pad = " " * indent
     tags = [_tag(lines[i][indent:] if indent and lines[i].startswith(pad) else lines[i])
             for i in range(lo, hi)]
-    fenced = dict(fences(lines[lo:hi]))
-    return ["underline" if t == "fence" and k not in fenced else t for k, t in enumerate(tags)]
+    return ["underline" if t == "fence" and lo + k not in fenced else t
+            for k, t in enumerate(tags)]
 
 
 def _run_end(lines: list[str], tag: Callable[[int], str], start: int, hi: int) -> int:
@@ -1248,11 +1252,13 @@ def _run_end(lines: list[str], tag: Callable[[int], str], start: int, hi: int) -
 
 def _blocks(lines: list[str], pages: list[int], lo: int, hi: int,
             breaks: _CjkBreaks | None = None, man: bool = False,
-            indent: int = 0) -> list[Block]:
+            indent: int = 0, fenced: dict[int, bool] | None = None) -> list[Block]:
     """The blocks of lines[lo:hi]. A text whose body is indented by indent spaces
     (_body_indent) is tagged as if it were not: only deeper lines are code by indentation
-    (the Mozilla licence's clauses, at column 5, were code blocks)."""
-    tags = _block_tags(lines, lo, hi, man, indent)
+    (the Mozilla licence's clauses, at column 5, were code blocks). fenced: dict(fences(lines))
+    (the whole text's: a tilde line at a section's top is judged by the line above it)."""
+    fenced = dict(fences(lines)) if fenced is None else fenced
+    tags = _block_tags(lines, lo, hi, man, indent, fenced)
     wrap = max((len(lines[i].rstrip()) for i in range(lo, hi)), default=0)
     blocks: list[Block] = []
     i = lo
@@ -1515,8 +1521,9 @@ def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None
     breaks = _CjkBreaks(lines, line_pages)
     mode = "" if outline or markdown else _marked_up(lines)
     indent = 0 if outline or markdown else _body_indent(lines)
+    fenced = dict(fences(lines))  # once, for the headings and every section's blocks
     heads = (_outline_headings(lines, line_pages, first_line, outline) if outline
-             else _text_headings(lines, markdown, mode))
+             else _text_headings(lines, markdown, mode, fenced))
     levels = {rank: level for level, rank in enumerate(sorted({h.rank for h in heads}), start=1)}
     sections: list[Section] = []
     path: list[tuple[int, str]] = []  # (level, title) stack
@@ -1528,7 +1535,7 @@ def structure_pages(pages: Sequence[Page], outline: Sequence[OutlineLike] | None
                 path.pop()
             path.append((level, title))
         blocks = _blocks(lines, line_pages, end, max(stop, end), breaks, man=mode == "man",
-                         indent=indent)
+                         indent=indent, fenced=fenced)
         if not level and not blocks:
             continue  # nothing before the first heading
         first = line_pages[min(start, len(lines) - 1)]

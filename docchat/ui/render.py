@@ -35,6 +35,8 @@ def fence_closes(line: str, fence: str) -> bool:
     m = _FENCE.match(line)
     return bool(m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
                 and not line.strip()[len(m.group(1)):].strip())
+
+
 _BACKTICKS = re.compile(r"`+")
 # Characters that start HTML, entities, LaTeX or Streamlit directives/shortcodes.
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "$": "\\$", ":": "\\:"}
